@@ -1,0 +1,154 @@
+//! Application state, router and middleware stack.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::HeaderName;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{
+    MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::trace::TraceLayer;
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::dns::DnsChecker;
+use crate::domain::SourceUrlPolicy;
+use crate::error::ApiError;
+use crate::http::{self, ops, page_imports};
+use crate::metrics::Metrics;
+use crate::queue::Publisher;
+
+/// Everything a handler needs; cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub pool: PgPool,
+    pub auth: Arc<Authenticator>,
+    pub publisher: Publisher,
+    pub s3: aws_sdk_s3::Client,
+    pub dns: Option<Arc<DnsChecker>>,
+    pub metrics: Metrics,
+}
+
+impl AppState {
+    pub fn source_url_policy(&self) -> SourceUrlPolicy {
+        SourceUrlPolicy {
+            allow_private: self.config.allow_private_source_urls,
+        }
+    }
+
+    /// Builds the state: a lazily connecting pool (start-up does not need the
+    /// database to be up), the AWS clients and the JWKS cache.
+    pub async fn new(config: Config) -> anyhow::Result<Self> {
+        let options: PgConnectOptions = config.database_url.parse()?;
+        // statement_timeout bounds every query; a dead database fails fast.
+        let options = options.options([("statement_timeout", "5000")]);
+        let pool = PgPoolOptions::new()
+            .max_connections(config.database_max_connections)
+            .acquire_timeout(Duration::from_secs(3))
+            .connect_lazy_with(options);
+        Self::with_pool(config, pool).await
+    }
+
+    pub async fn with_pool(config: Config, pool: PgPool) -> anyhow::Result<Self> {
+        let aws = crate::aws::clients(config.s3_force_path_style).await;
+        let metrics = Metrics::default();
+        let publisher = Publisher::new(
+            aws.sqs,
+            pool.clone(),
+            config.page_import_queue_url.clone(),
+            config.code2des_queue_url.clone(),
+            config.outbox_max_backoff,
+            metrics.clone(),
+        );
+        let dns = if config.source_url_dns_check {
+            Some(Arc::new(DnsChecker::new(&config.dns_nameservers)?))
+        } else {
+            None
+        };
+        let auth = Arc::new(Authenticator::new(
+            config.auth_jwks_url.clone(),
+            config.auth_issuer.clone(),
+            config.auth_audience.clone(),
+        ));
+        Ok(Self {
+            config: Arc::new(config),
+            pool,
+            auth,
+            publisher,
+            s3: aws.s3,
+            dns,
+            metrics,
+        })
+    }
+}
+
+pub fn router(state: AppState) -> Router {
+    let x_request_id = HeaderName::from_static("x-request-id");
+
+    let user = Router::new()
+        .route(
+            "/page-imports",
+            get(page_imports::list).post(page_imports::create),
+        )
+        .route(
+            "/page-imports/{id}",
+            get(page_imports::get).delete(page_imports::delete),
+        )
+        .layer(DefaultBodyLimit::max(http::USER_BODY_LIMIT));
+
+    let ops = Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics));
+
+    Router::new()
+        .merge(user)
+        .merge(ops)
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+        }))
+        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let request_id = req
+                .extensions()
+                .get::<RequestId>()
+                .and_then(|id| id.header_value().to_str().ok())
+                .unwrap_or("-");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+        }))
+        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Per-request timeout (503 problem+json) and request metrics by route.
+async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().as_str().to_owned();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let response = match tokio::time::timeout(state.config.request_timeout, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Timeout.into_response(),
+    };
+    state.metrics.request(
+        &method,
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}

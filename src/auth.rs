@@ -1,0 +1,278 @@
+//! Cognito JWT authentication (SPEC §4): RS256 only, keys from a cached JWKS
+//! that is refetched (rate-limited) when a token names an unknown `kid`.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use tokio::sync::{Mutex, RwLock};
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+/// At most one JWKS refetch per this interval, however many unknown `kid`s arrive.
+const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+/// Keys are refreshed on use once they are this old.
+const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
+const LEEWAY_SECS: u64 = 60;
+/// `created_by`/`updated_by` are varchar(50).
+const MAX_SUBJECT_LEN: usize = 50;
+
+/// The authenticated caller: the token's `sub`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub subject: String,
+}
+
+pub struct Authenticator {
+    jwks_url: String,
+    issuer: String,
+    audience: String,
+    http: reqwest::Client,
+    keys: RwLock<KeyCache>,
+    refetch: Mutex<Option<Instant>>,
+}
+
+#[derive(Default)]
+struct KeyCache {
+    keys: HashMap<String, DecodingKey>,
+    fetched_at: Option<Instant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Audience {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Deserialize)]
+struct Claims {
+    sub: String,
+    aud: Option<Audience>,
+    client_id: Option<String>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum AuthError {
+    Invalid(&'static str),
+    KeysUnavailable,
+}
+
+impl From<AuthError> for ApiError {
+    fn from(err: AuthError) -> Self {
+        match err {
+            AuthError::Invalid(detail) => ApiError::Unauthorized { detail },
+            AuthError::KeysUnavailable => ApiError::Unavailable("identity provider"),
+        }
+    }
+}
+
+impl Authenticator {
+    pub fn new(jwks_url: String, issuer: String, audience: String) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .build()
+            .expect("reqwest client with static settings");
+        Self {
+            jwks_url,
+            issuer,
+            audience,
+            http,
+            keys: RwLock::new(KeyCache::default()),
+            refetch: Mutex::new(None),
+        }
+    }
+
+    pub async fn authenticate(&self, token: &str) -> Result<Actor, AuthError> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| AuthError::Invalid("The bearer token is malformed."))?;
+        if header.alg != Algorithm::RS256 {
+            return Err(AuthError::Invalid("Only RS256 tokens are accepted."));
+        }
+        let kid = header
+            .kid
+            .ok_or(AuthError::Invalid("The token has no key id."))?;
+        let key = self.key(&kid).await?;
+
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
+        validation.leeway = LEEWAY_SECS;
+        validation.validate_nbf = true;
+        // Cognito puts the app client id in `aud` (ID token) or `client_id` (access token).
+        validation.validate_aud = false;
+        let claims = jsonwebtoken::decode::<Claims>(token, &key, &validation)
+            .map_err(|_| AuthError::Invalid("The bearer token is invalid or expired."))?
+            .claims;
+
+        let audience_ok = claims.client_id.as_deref() == Some(self.audience.as_str())
+            || match &claims.aud {
+                Some(Audience::One(aud)) => *aud == self.audience,
+                Some(Audience::Many(auds)) => auds.iter().any(|a| *a == self.audience),
+                None => false,
+            };
+        if !audience_ok {
+            return Err(AuthError::Invalid(
+                "The token was not issued for this application.",
+            ));
+        }
+        if claims.sub.is_empty()
+            || claims.sub.len() > MAX_SUBJECT_LEN
+            || claims.sub.chars().any(char::is_control)
+        {
+            return Err(AuthError::Invalid("The token subject is not acceptable."));
+        }
+        Ok(Actor {
+            subject: claims.sub,
+        })
+    }
+
+    async fn key(&self, kid: &str) -> Result<DecodingKey, AuthError> {
+        {
+            let cache = self.keys.read().await;
+            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
+            if let (Some(key), true) = (cache.keys.get(kid), fresh) {
+                return Ok(key.clone());
+            }
+        }
+        // One refetch at a time; the others wait and then read what it got.
+        let mut last_attempt = self.refetch.lock().await;
+        {
+            let cache = self.keys.read().await;
+            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
+            if let (Some(key), true) = (cache.keys.get(kid), fresh) {
+                return Ok(key.clone());
+            }
+            if last_attempt.is_some_and(|t| t.elapsed() < MIN_REFETCH_INTERVAL) {
+                // Rate-limited: keep using a stale copy rather than failing.
+                return cache
+                    .keys
+                    .get(kid)
+                    .cloned()
+                    .ok_or(AuthError::Invalid("The token's signing key is unknown."));
+            }
+        }
+        *last_attempt = Some(Instant::now());
+        match self.fetch().await {
+            Ok(keys) => {
+                let mut cache = self.keys.write().await;
+                cache.keys = keys;
+                cache.fetched_at = Some(Instant::now());
+                cache
+                    .keys
+                    .get(kid)
+                    .cloned()
+                    .ok_or(AuthError::Invalid("The token's signing key is unknown."))
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "JWKS fetch failed");
+                let cache = self.keys.read().await;
+                cache
+                    .keys
+                    .get(kid)
+                    .cloned()
+                    .ok_or(AuthError::KeysUnavailable)
+            }
+        }
+    }
+
+    async fn fetch(&self) -> anyhow::Result<HashMap<String, DecodingKey>> {
+        let body = if let Some(path) = self.jwks_url.strip_prefix("file://") {
+            tokio::fs::read(path).await?
+        } else {
+            self.http
+                .get(&self.jwks_url)
+                .send()
+                .await?
+                .error_for_status()?
+                .bytes()
+                .await?
+                .to_vec()
+        };
+        let set: JwkSet = serde_json::from_slice(&body)?;
+        let mut keys = HashMap::new();
+        for jwk in &set.keys {
+            let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) else {
+                continue;
+            };
+            if matches!(
+                jwk.algorithm,
+                jsonwebtoken::jwk::AlgorithmParameters::RSA(_)
+            ) {
+                keys.insert(kid.clone(), key);
+            }
+        }
+        tracing::info!(keys = keys.len(), "JWKS loaded");
+        Ok(keys)
+    }
+
+    /// Loads the key set once at start-up so the first request does not pay for it.
+    pub async fn warm_up(&self) {
+        if let Err(err) = self.key("").await {
+            if err == AuthError::KeysUnavailable {
+                tracing::warn!("JWKS not reachable at start-up; will retry on demand");
+            }
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Actor {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let header =
+            parts
+                .headers
+                .get(axum::http::header::AUTHORIZATION)
+                .ok_or(ApiError::Unauthorized {
+                    detail: "An Authorization: Bearer token is required.",
+                })?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .map(str::trim)
+            .filter(|t| !t.is_empty() && t.len() <= 16 * 1024)
+            .ok_or(ApiError::Unauthorized {
+                detail: "The Authorization header must be a Bearer token.",
+            })?;
+        Ok(state.auth.authenticate(token).await?)
+    }
+}
+
+/// Mints a token for local development with the committed dev key. Only a
+/// service whose configured JWKS contains that key will accept it.
+pub fn mint_token(
+    private_key_pem: &[u8],
+    kid: &str,
+    subject: &str,
+    issuer: &str,
+    audience: &str,
+    ttl: Duration,
+) -> anyhow::Result<String> {
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = serde_json::json!({
+        "sub": subject,
+        "iss": issuer,
+        "aud": audience,
+        "token_use": "id",
+        "iat": now,
+        "nbf": now,
+        "exp": now + ttl.as_secs(),
+    });
+    let mut header = jsonwebtoken::Header::new(Algorithm::RS256);
+    header.kid = Some(kid.to_owned());
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(private_key_pem)?;
+    Ok(jsonwebtoken::encode(&header, &claims, &key)?)
+}

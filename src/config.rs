@@ -1,0 +1,317 @@
+//! Configuration from environment variables (SPEC §2). A missing or malformed
+//! value stops start-up with one line naming the variable.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::webhook::WebhookSecrets;
+
+#[derive(Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub listen_addr: SocketAddr,
+    pub public_base_url: String,
+    pub page_import_queue_url: String,
+    pub code2des_queue_url: String,
+    pub artifact_bucket: String,
+    pub s3_force_path_style: bool,
+    pub webhook_secrets: WebhookSecrets,
+    pub auth_jwks_url: String,
+    pub auth_issuer: String,
+    pub auth_audience: String,
+    pub capture_timeout: Duration,
+    pub source_url_dns_check: bool,
+    pub dns_nameservers: Vec<SocketAddr>,
+    pub allow_private_source_urls: bool,
+    pub log_format: LogFormat,
+    /// Tuning knobs with sensible defaults; documented in the README.
+    pub database_max_connections: u32,
+    pub request_timeout: Duration,
+    pub outbox_relay_interval: Duration,
+    pub outbox_max_backoff: Duration,
+    pub sweeper_interval: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Json,
+    Pretty,
+}
+
+/// One line naming the variable and what is wrong with it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub problem: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "configuration error: {} {}", self.variable, self.problem)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+// Secrets and the database URL (which may hold a password) stay out of Debug output.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("listen_addr", &self.listen_addr)
+            .field("public_base_url", &self.public_base_url)
+            .field("page_import_queue_url", &self.page_import_queue_url)
+            .field("code2des_queue_url", &self.code2des_queue_url)
+            .field("artifact_bucket", &self.artifact_bucket)
+            .field("auth_jwks_url", &self.auth_jwks_url)
+            .field("auth_issuer", &self.auth_issuer)
+            .field("capture_timeout", &self.capture_timeout)
+            .field("source_url_dns_check", &self.source_url_dns_check)
+            .field("allow_private_source_urls", &self.allow_private_source_urls)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Env<F>(F);
+
+impl<F: Fn(&str) -> Option<String>> Env<F> {
+    fn get(&self, name: &str) -> Option<String> {
+        (self.0)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn required(&self, name: &'static str) -> Result<String, ConfigError> {
+        self.get(name).ok_or(ConfigError {
+            variable: name,
+            problem: "is required but not set".into(),
+        })
+    }
+
+    fn parsed<T>(
+        &self,
+        name: &'static str,
+        default: T,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, ConfigError> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => parse(&raw).map_err(|why| ConfigError {
+                variable: name,
+                problem: format!("is malformed: {why}"),
+            }),
+        }
+    }
+
+    fn bool(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+        self.parsed(name, default, |v| match v.to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => Ok(true),
+            "false" | "0" | "no" | "off" => Ok(false),
+            _ => Err("expected true or false".into()),
+        })
+    }
+
+    fn millis(&self, name: &'static str, default_ms: u64) -> Result<Duration, ConfigError> {
+        self.parsed(name, Duration::from_millis(default_ms), |v| {
+            match v.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
+                _ => Err("expected a positive whole number of milliseconds".into()),
+            }
+        })
+    }
+}
+
+fn http_url(v: &str, allow_file: bool) -> Result<String, String> {
+    let url = url::Url::parse(v).map_err(|e| e.to_string())?;
+    match url.scheme() {
+        "http" | "https" => Ok(v.trim_end_matches('/').to_owned()),
+        "file" if allow_file => Ok(v.to_owned()),
+        other => Err(format!("unsupported scheme '{other}'")),
+    }
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let env = Env(lookup);
+        let database_url = env.required("DATABASE_URL")?;
+        if !database_url.starts_with("postgres://") && !database_url.starts_with("postgresql://") {
+            return Err(ConfigError {
+                variable: "DATABASE_URL",
+                problem: "is malformed: expected a postgres:// URL".into(),
+            });
+        }
+        let listen_addr = env.parsed(
+            "LISTEN_ADDR",
+            SocketAddr::from(([127, 0, 0, 1], 8080)),
+            |v| v.parse().map_err(|e| format!("{e}")),
+        )?;
+        let public_base_url =
+            env.parsed("PUBLIC_BASE_URL", format!("http://{listen_addr}"), |v| {
+                http_url(v, false)
+            })?;
+        let page_import_queue_url = env.parsed("PAGE_IMPORT_QUEUE_URL", String::new(), |v| {
+            http_url(v, false)
+        })?;
+        if page_import_queue_url.is_empty() {
+            env.required("PAGE_IMPORT_QUEUE_URL")?;
+        }
+        let code2des_queue_url =
+            env.parsed("CODE2DES_QUEUE_URL", String::new(), |v| http_url(v, false))?;
+        if code2des_queue_url.is_empty() {
+            env.required("CODE2DES_QUEUE_URL")?;
+        }
+        let artifact_bucket = env.required("ARTIFACT_BUCKET")?;
+        let s3_force_path_style = env.bool("S3_FORCE_PATH_STYLE", false)?;
+        let webhook_secrets =
+            WebhookSecrets::parse(&env.required("WEBHOOK_SECRET")?).map_err(|why| ConfigError {
+                variable: "WEBHOOK_SECRET",
+                problem: format!("is malformed: {why}"),
+            })?;
+        let auth_jwks_url = env.parsed("AUTH_JWKS_URL", String::new(), |v| http_url(v, true))?;
+        if auth_jwks_url.is_empty() {
+            env.required("AUTH_JWKS_URL")?;
+        }
+        let auth_issuer = env.required("AUTH_ISSUER")?;
+        let auth_audience = env.required("AUTH_AUDIENCE")?;
+        let capture_timeout = env.parsed(
+            "CAPTURE_TIMEOUT_SECS",
+            Duration::from_secs(900),
+            |v| match v.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Duration::from_secs(n)),
+                _ => Err("expected a positive whole number of seconds".into()),
+            },
+        )?;
+        let source_url_dns_check = env.bool("SOURCE_URL_DNS_CHECK", true)?;
+        let dns_nameservers = env.parsed("DNS_NAMESERVERS", Vec::new(), |v| {
+            v.split(',')
+                .map(|s| {
+                    s.trim()
+                        .parse::<SocketAddr>()
+                        .map_err(|e| format!("'{s}': {e}"))
+                })
+                .collect()
+        })?;
+        let allow_private_source_urls = env.bool("ALLOW_PRIVATE_SOURCE_URLS", false)?;
+        let log_format = env.parsed("LOG_FORMAT", LogFormat::Json, |v| match v {
+            "json" => Ok(LogFormat::Json),
+            "pretty" => Ok(LogFormat::Pretty),
+            _ => Err("expected json or pretty".into()),
+        })?;
+        let database_max_connections =
+            env.parsed("DATABASE_MAX_CONNECTIONS", 16, |v| match v.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(n),
+                _ => Err("expected a positive whole number".into()),
+            })?;
+        Ok(Self {
+            database_url,
+            listen_addr,
+            public_base_url,
+            page_import_queue_url,
+            code2des_queue_url,
+            artifact_bucket,
+            s3_force_path_style,
+            webhook_secrets,
+            auth_jwks_url,
+            auth_issuer,
+            auth_audience,
+            capture_timeout,
+            source_url_dns_check,
+            dns_nameservers,
+            allow_private_source_urls,
+            log_format,
+            database_max_connections,
+            request_timeout: env.millis("REQUEST_TIMEOUT_MS", 10_000)?,
+            outbox_relay_interval: env.millis("OUTBOX_RELAY_INTERVAL_MS", 1_000)?,
+            outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,
+            sweeper_interval: env.millis("SWEEPER_INTERVAL_MS", 30_000)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn base() -> HashMap<&'static str, &'static str> {
+        HashMap::from([
+            ("DATABASE_URL", "postgres://localhost/db"),
+            (
+                "PAGE_IMPORT_QUEUE_URL",
+                "http://127.0.0.1:4566/000000000000/page-import",
+            ),
+            (
+                "CODE2DES_QUEUE_URL",
+                "http://127.0.0.1:4566/000000000000/code2des",
+            ),
+            ("ARTIFACT_BUCKET", "artifacts"),
+            ("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+            ("AUTH_JWKS_URL", "file:///tmp/jwks.json"),
+            ("AUTH_ISSUER", "https://issuer.example.com"),
+            ("AUTH_AUDIENCE", "client"),
+        ])
+    }
+
+    fn load(env: &HashMap<&'static str, &'static str>) -> Result<Config, ConfigError> {
+        Config::from_lookup(|k| env.get(k).map(|v| v.to_string()))
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let config = load(&base()).unwrap();
+        assert_eq!(config.listen_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(config.public_base_url, "http://127.0.0.1:8080");
+        assert_eq!(config.capture_timeout, Duration::from_secs(900));
+        assert!(config.source_url_dns_check);
+        assert!(!config.allow_private_source_urls);
+        assert_eq!(config.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn every_required_variable_is_named_when_missing() {
+        for var in [
+            "DATABASE_URL",
+            "PAGE_IMPORT_QUEUE_URL",
+            "CODE2DES_QUEUE_URL",
+            "ARTIFACT_BUCKET",
+            "WEBHOOK_SECRET",
+            "AUTH_JWKS_URL",
+            "AUTH_ISSUER",
+            "AUTH_AUDIENCE",
+        ] {
+            let mut env = base();
+            env.remove(var);
+            let err = load(&env).unwrap_err();
+            assert_eq!(err.variable, var);
+            let line = err.to_string();
+            assert!(line.contains(var) && !line.contains('\n'), "{line}");
+        }
+    }
+
+    #[test]
+    fn malformed_values_are_named() {
+        for (var, value) in [
+            ("LISTEN_ADDR", "nope"),
+            ("DATABASE_URL", "mysql://x"),
+            ("WEBHOOK_SECRET", "not-a-secret"),
+            ("CAPTURE_TIMEOUT_SECS", "-5"),
+            ("SOURCE_URL_DNS_CHECK", "maybe"),
+            ("DNS_NAMESERVERS", "1.1.1.1"),
+            ("AUTH_JWKS_URL", "ftp://x/jwks"),
+            ("LOG_FORMAT", "xml"),
+            ("S3_FORCE_PATH_STYLE", "2"),
+        ] {
+            let mut env = base();
+            env.insert(var, value);
+            let err = load(&env).unwrap_err();
+            assert_eq!(err.variable, var, "{err}");
+            if var == "WEBHOOK_SECRET" {
+                assert!(!err.to_string().contains(value), "secret echoed: {err}");
+            }
+        }
+    }
+}

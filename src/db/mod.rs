@@ -1,0 +1,5 @@
+//! Plain async functions over `&mut PgConnection`, one module per table.
+
+pub mod idempotency;
+pub mod outbox;
+pub mod page_import;

@@ -1,0 +1,305 @@
+//! The `page_import` table. Every user-facing query joins `organization_member`
+//! so another tenant's row reads exactly like a missing one.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use crate::domain::{ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
+
+/// A row as users may see it: everything but the nonce.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageImport {
+    pub id: String,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub source_kind: String,
+    pub source_url: String,
+    pub viewport_width: i32,
+    pub viewport_height: i32,
+    pub device_scale_factor: f32,
+    pub ready_selector: Option<String>,
+    pub status: ImportStatus,
+    pub attempt: i32,
+    pub result_url: Option<String>,
+    pub capture_hash: Option<String>,
+    pub screenshot_url: Option<String>,
+    pub error_message: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub created_by: String,
+}
+
+pub struct NewPageImport<'a> {
+    pub id: &'a str,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub source_url: &'a SourceUrl,
+    pub viewport: Viewport,
+    pub ready_selector: Option<&'a ReadySelector>,
+    pub nonce: &'a Nonce,
+    pub actor: &'a str,
+}
+
+/// The queue message that goes with a new row, written in the same statement.
+pub struct OutboundMessage<'a> {
+    pub body: &'a str,
+    /// Milliseconds the immediate publisher holds the message before the relay may take it.
+    pub lease_ms: i64,
+}
+
+/// Inserts the row and its outbox message in one statement, but only when
+/// the project belongs to the organization and the actor is a member of it.
+/// Returns the row and the outbox id, or `None` when the project is not visible.
+pub async fn insert_with_message(
+    conn: &mut PgConnection,
+    new: &NewPageImport<'_>,
+    message: &OutboundMessage<'_>,
+) -> sqlx::Result<Option<(PageImport, i64)>> {
+    let row = sqlx::query!(
+        r#"
+        with visible_project as (
+            select p.id, p.organization_id
+            from project p
+            join organization_member m on m.organization_id = p.organization_id and m.subject = $4
+            where p.id = $3 and p.organization_id = $2
+        ), inserted as (
+            insert into page_import (
+                id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                device_scale_factor, ready_selector, nonce, created_by, updated_by
+            )
+            select $1, vp.organization_id, vp.id, $5, $6, $7, $8, $9, $10, $4, $4
+            from visible_project vp
+            returning *
+        ), queued as (
+            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+            select 'page_import', $11, i.project_id::text, i.id || ':' || i.attempt,
+                   now() + make_interval(secs => $12::bigint / 1000.0)
+            from inserted i
+            returning id
+        )
+        select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url,
+               i.viewport_width, i.viewport_height, i.device_scale_factor, i.ready_selector,
+               i.status as "status: ImportStatus", i.attempt, i.result_url, i.capture_hash,
+               i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
+               q.id as outbox_id
+        from inserted i, queued q
+        "#,
+        new.id,
+        new.organization_id,
+        new.project_id,
+        new.actor,
+        new.source_url.as_str(),
+        new.viewport.width,
+        new.viewport.height,
+        new.viewport.device_scale_factor,
+        new.ready_selector.map(ReadySelector::as_str),
+        new.nonce.expose(),
+        message.body,
+        message.lease_ms,
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|r| {
+        (
+            PageImport {
+                id: r.id,
+                organization_id: r.organization_id,
+                project_id: r.project_id,
+                source_kind: r.source_kind,
+                source_url: r.source_url,
+                viewport_width: r.viewport_width,
+                viewport_height: r.viewport_height,
+                device_scale_factor: r.device_scale_factor,
+                ready_selector: r.ready_selector,
+                status: r.status,
+                attempt: r.attempt,
+                result_url: r.result_url,
+                capture_hash: r.capture_hash,
+                screenshot_url: r.screenshot_url,
+                error_message: r.error_message,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                created_by: r.created_by,
+            },
+            r.outbox_id,
+        )
+    }))
+}
+
+/// A live (not deleted) row the actor may see.
+pub async fn find_visible(
+    conn: &mut PgConnection,
+    id: &str,
+    actor: &str,
+) -> sqlx::Result<Option<PageImport>> {
+    sqlx::query_as!(
+        PageImport,
+        r#"
+        select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
+               pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
+               pi.status as "status: ImportStatus", pi.attempt, pi.result_url, pi.capture_hash,
+               pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
+        from page_import pi
+        where pi.id = $1
+          and pi.deleted_at is null
+          and exists (
+              select 1 from organization_member m
+              where m.organization_id = pi.organization_id and m.subject = $2
+          )
+        "#,
+        id,
+        actor,
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Whether the project belongs to the organization and the actor is a member.
+pub async fn project_visible(
+    conn: &mut PgConnection,
+    organization_id: i64,
+    project_id: i64,
+    actor: &str,
+) -> sqlx::Result<bool> {
+    let visible = sqlx::query_scalar!(
+        r#"
+        select exists (
+            select 1
+            from project p
+            join organization_member m on m.organization_id = p.organization_id and m.subject = $3
+            where p.id = $1 and p.organization_id = $2
+        ) as "visible!"
+        "#,
+        project_id,
+        organization_id,
+        actor,
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(visible)
+}
+
+/// Position after which the next page starts (exclusive), newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysetPosition {
+    pub created_at: DateTime<Utc>,
+    pub id: String,
+}
+
+/// One page of live rows of a project, newest first, strictly after `after`.
+/// Both branches are a single index range scan, whatever the page depth.
+pub async fn list_page(
+    conn: &mut PgConnection,
+    project_id: i64,
+    status: Option<ImportStatus>,
+    after: Option<&KeysetPosition>,
+    limit: i64,
+) -> sqlx::Result<Vec<PageImport>> {
+    // 'infinity' sorts after every timestamp, so the first page needs no special case.
+    let (after_at, after_id) = match after {
+        Some(p) => (Some(p.created_at), p.id.as_str()),
+        None => (None, ""),
+    };
+    match status {
+        None => {
+            sqlx::query_as!(
+                PageImport,
+                r#"
+                select id, organization_id, project_id, source_kind, source_url,
+                       viewport_width, viewport_height, device_scale_factor, ready_selector,
+                       status as "status: ImportStatus", attempt, result_url, capture_hash,
+                       screenshot_url, error_message, created_at, updated_at, created_by
+                from page_import
+                where project_id = $1
+                  and deleted_at is null
+                  and (created_at, id) < (coalesce($2, 'infinity'::timestamptz), $3)
+                order by created_at desc, id desc
+                limit $4
+                "#,
+                project_id,
+                after_at,
+                after_id,
+                limit,
+            )
+            .fetch_all(conn)
+            .await
+        }
+        Some(status) => {
+            sqlx::query_as!(
+                PageImport,
+                r#"
+                select id, organization_id, project_id, source_kind, source_url,
+                       viewport_width, viewport_height, device_scale_factor, ready_selector,
+                       status as "status: ImportStatus", attempt, result_url, capture_hash,
+                       screenshot_url, error_message, created_at, updated_at, created_by
+                from page_import
+                where project_id = $1
+                  and status = $2
+                  and deleted_at is null
+                  and (created_at, id) < (coalesce($3, 'infinity'::timestamptz), $4)
+                order by created_at desc, id desc
+                limit $5
+                "#,
+                project_id,
+                status as ImportStatus,
+                after_at,
+                after_id,
+                limit,
+            )
+            .fetch_all(conn)
+            .await
+        }
+    }
+}
+
+/// Soft delete; `false` when there was no live row the actor may see.
+pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<bool> {
+    let result = sqlx::query!(
+        r#"
+        update page_import pi
+        set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
+        where pi.id = $1
+          and pi.deleted_at is null
+          and exists (
+              select 1 from organization_member m
+              where m.organization_id = pi.organization_id and m.subject = $2
+          )
+        "#,
+        id,
+        actor,
+    )
+    .execute(conn)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Fails `processing` rows older than `timeout` (the sweeper). Rows another
+/// replica is sweeping right now are skipped, so each is failed once.
+pub async fn fail_timed_out(
+    conn: &mut PgConnection,
+    timeout: std::time::Duration,
+    limit: i64,
+) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar!(
+        r#"
+        update page_import
+        set status = '2', error_message = 'Capture timed out',
+            updated_at = now(), updated_by = 'system:sweeper'
+        where id in (
+            select id from page_import
+            where status = '0'
+              and deleted_at is null
+              and created_at < now() - make_interval(secs => $1)
+            order by created_at
+            limit $2
+            for update skip locked
+        )
+          and status = '0'
+        returning id
+        "#,
+        timeout.as_secs_f64(),
+        limit,
+    )
+    .fetch_all(conn)
+    .await
+}

@@ -1,0 +1,206 @@
+//! Newtypes that parse: a value of one of these types has passed its rules.
+
+pub mod cursor;
+pub mod ip;
+pub mod source_url;
+
+pub use source_url::{SourceUrl, SourceUrlError, SourceUrlPolicy};
+
+use crate::error::FieldError;
+use base64::Engine;
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Lifecycle status, stored as the `page_import_status` enum ('0', '1', '2').
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, Serialize, Deserialize)]
+#[sqlx(type_name = "page_import_status")]
+#[serde(rename_all = "lowercase")]
+pub enum ImportStatus {
+    #[sqlx(rename = "0")]
+    Processing,
+    #[sqlx(rename = "1")]
+    Completed,
+    #[sqlx(rename = "2")]
+    Failed,
+}
+
+impl ImportStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Processing => "processing",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "processing" => Some(Self::Processing),
+            "completed" => Some(Self::Completed),
+            "failed" => Some(Self::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// Code2Des job status, the same codes in their own enum type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type, Serialize, Deserialize)]
+#[sqlx(type_name = "code2des_status")]
+#[serde(rename_all = "lowercase")]
+pub enum Code2DesStatus {
+    #[sqlx(rename = "0")]
+    Processing,
+    #[sqlx(rename = "1")]
+    Completed,
+    #[sqlx(rename = "2")]
+    Failed,
+}
+
+/// Browser viewport: width 200–3840, height 200–2160, scale 0.5–4.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    pub width: i32,
+    pub height: i32,
+    pub device_scale_factor: f32,
+}
+
+impl Viewport {
+    pub fn parse(width: i64, height: i64, scale: Option<f64>) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        if !(200..=3840).contains(&width) {
+            errors.push(FieldError::new(
+                "viewport.width",
+                "out_of_range",
+                "width must be an integer from 200 to 3840",
+            ));
+        }
+        if !(200..=2160).contains(&height) {
+            errors.push(FieldError::new(
+                "viewport.height",
+                "out_of_range",
+                "height must be an integer from 200 to 2160",
+            ));
+        }
+        let scale = scale.unwrap_or(1.0);
+        if !scale.is_finite() || !(0.5..=4.0).contains(&scale) {
+            errors.push(FieldError::new(
+                "viewport.deviceScaleFactor",
+                "out_of_range",
+                "deviceScaleFactor must be a number from 0.5 to 4",
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Self {
+            width: width as i32,
+            height: height as i32,
+            device_scale_factor: scale as f32,
+        })
+    }
+}
+
+/// An optional readiness CSS selector, checked by a real selector parser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadySelector(String);
+
+impl ReadySelector {
+    pub fn parse(s: &str) -> Result<Self, FieldError> {
+        let err = |code, msg: &str| FieldError::new("readySelector", code, msg);
+        let chars = s.chars().count();
+        if chars == 0 || chars > 512 {
+            return Err(err(
+                "invalid_length",
+                "readySelector must be 1 to 512 characters",
+            ));
+        }
+        if s.chars().any(char::is_control) {
+            return Err(err(
+                "control_character",
+                "readySelector must not contain control characters",
+            ));
+        }
+        if s.trim().is_empty() || scraper::Selector::parse(s).is_err() {
+            return Err(err(
+                "invalid_selector",
+                "readySelector is not a valid CSS selector",
+            ));
+        }
+        Ok(Self(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The per-job correlation fence: 32 CSPRNG bytes, base64url. Its `Debug`
+/// never prints the value, so it cannot leak through logs.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Nonce(String);
+
+impl Nonce {
+    pub fn generate() -> Self {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Nonce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Nonce(**redacted**)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn viewport_bounds() {
+        assert!(Viewport::parse(200, 200, None).is_ok());
+        assert!(Viewport::parse(3840, 2160, Some(4.0)).is_ok());
+        assert_eq!(Viewport::parse(199, 2161, Some(0.49)).unwrap_err().len(), 3);
+        assert_eq!(
+            Viewport::parse(1440, 900, None)
+                .unwrap()
+                .device_scale_factor,
+            1.0
+        );
+        assert!(Viewport::parse(1440, 900, Some(f64::NAN)).is_err());
+    }
+
+    #[test]
+    fn ready_selector_uses_a_real_parser() {
+        for ok in [
+            "#app",
+            "main > .content:not(.hidden)",
+            "[data-ready=\"1\"]",
+            "div:nth-child(2n+1)",
+        ] {
+            assert!(ReadySelector::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "#", "div[", ">>", "a\u{1}b", "  ", "div {", "::"] {
+            assert!(ReadySelector::parse(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            ReadySelector::parse(&"a".repeat(513)).unwrap_err().code,
+            "invalid_length"
+        );
+    }
+
+    #[test]
+    fn nonce_is_32_random_bytes_and_never_debug_printed() {
+        let a = Nonce::generate();
+        let b = Nonce::generate();
+        assert_ne!(a, b);
+        assert_eq!(a.expose().len(), 43);
+        assert!(!format!("{a:?}").contains(a.expose()));
+    }
+}

@@ -1,0 +1,283 @@
+//! One error type for every route, rendered as RFC 9457 `application/problem+json`.
+//!
+//! Internal causes are logged once, with their chain, and never shown to the
+//! client: the body carries a stable `code` and a safe `detail` only.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A field-level validation failure (422).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: &'static str, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("bad request: {detail}")]
+    BadRequest { code: &'static str, detail: String },
+    #[error("unauthorized")]
+    Unauthorized { detail: &'static str },
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("conflict: {code}")]
+    Conflict { code: &'static str, detail: String },
+    #[error("gone")]
+    Gone,
+    #[error("payload too large")]
+    PayloadTooLarge,
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("unprocessable: {code}")]
+    Unprocessable { code: &'static str, detail: String },
+    #[error("dependency unavailable: {0}")]
+    Unavailable(&'static str),
+    #[error("request timed out")]
+    Timeout,
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::BadRequest {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn conflict(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::Conflict {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::Unprocessable {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn field(field: &'static str, code: &'static str, message: impl Into<String>) -> Self {
+        Self::Validation(vec![FieldError::new(field, code, message)])
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::Gone => StatusCode::GONE,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Validation(_) | Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unavailable(_) | Self::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable, machine-readable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::BadRequest { code, .. }
+            | Self::Conflict { code, .. }
+            | Self::Unprocessable { code, .. } => code,
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Gone => "gone",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Validation(_) => "validation_failed",
+            Self::Unavailable(_) => "dependency_unavailable",
+            Self::Timeout => "request_timeout",
+            Self::Internal(_) => "internal_error",
+        }
+    }
+
+    fn detail(&self) -> String {
+        match self {
+            Self::BadRequest { detail, .. }
+            | Self::Conflict { detail, .. }
+            | Self::Unprocessable { detail, .. } => detail.clone(),
+            Self::Unauthorized { detail } => (*detail).to_owned(),
+            Self::NotFound => "The resource does not exist or is not visible to you.".into(),
+            Self::MethodNotAllowed => "This method is not allowed on this resource.".into(),
+            Self::Gone => "The resource has been deleted.".into(),
+            Self::PayloadTooLarge => "The request body is larger than this route accepts.".into(),
+            Self::UnsupportedMediaType => "Content-Type must be application/json.".into(),
+            Self::Validation(_) => "One or more fields are invalid.".into(),
+            Self::Unavailable(what) => format!("The {what} is unavailable; retry later."),
+            Self::Timeout => "The request took too long; retry later.".into(),
+            Self::Internal(_) => "An internal error occurred.".into(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    type_: String,
+    title: &'a str,
+    status: u16,
+    detail: String,
+    code: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<&'a [FieldError]>,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            Self::Internal(err) => tracing::error!(error = ?err, "internal error"),
+            Self::Unavailable(what) => tracing::warn!(dependency = what, "dependency unavailable"),
+            _ => {}
+        }
+        let code = self.code();
+        let problem = Problem {
+            type_: format!(
+                "https://page-import.dev/problems/{}",
+                code.replace('_', "-")
+            ),
+            title: status.canonical_reason().unwrap_or("Error"),
+            status: status.as_u16(),
+            detail: self.detail(),
+            code,
+            errors: match &self {
+                Self::Validation(errors) => Some(errors),
+                _ => None,
+            },
+        };
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        match self {
+            Self::Unauthorized { .. } => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            Self::Unavailable(_) | Self::Timeout => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            Self::Conflict {
+                code: "idempotency_key_in_flight",
+                ..
+            } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+/// Database failures: an unreachable or exhausted pool is a 503, anything else a 500.
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                tracing::warn!(error = %err, "database unavailable");
+                Self::Unavailable("database")
+            }
+            sqlx::Error::Database(db) if is_unavailable_sqlstate(db.code().as_deref()) => {
+                tracing::warn!(error = %db, "database unavailable");
+                Self::Unavailable("database")
+            }
+            other => Self::Internal(other.into()),
+        }
+    }
+}
+
+/// Connection exceptions, shutdown, and the statement timeout (57014).
+fn is_unavailable_sqlstate(code: Option<&str>) -> bool {
+    matches!(code, Some(c) if c.starts_with("08") || c == "57P01" || c == "57P02" || c == "57P03" || c == "57014" || c == "53300")
+}
+
+/// Turns a named constraint violation into a client error, as realworld-axum-sqlx does.
+pub trait ResultExt<T> {
+    fn on_constraint(
+        self,
+        name: &str,
+        f: impl FnOnce(Box<dyn sqlx::error::DatabaseError>) -> ApiError,
+    ) -> Result<T, ApiError>;
+}
+
+impl<T> ResultExt<T> for Result<T, sqlx::Error> {
+    fn on_constraint(
+        self,
+        name: &str,
+        f: impl FnOnce(Box<dyn sqlx::error::DatabaseError>) -> ApiError,
+    ) -> Result<T, ApiError> {
+        self.map_err(|err| match err {
+            sqlx::Error::Database(db) if db.constraint() == Some(name) => f(db),
+            other => other.into(),
+        })
+    }
+}
+
+fn truncate(message: String) -> String {
+    const MAX: usize = 300;
+    if message.len() <= MAX {
+        return message;
+    }
+    let mut end = MAX;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &message[..end])
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        match rejection {
+            JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
+            JsonRejection::JsonSyntaxError(err) => {
+                Self::bad_request("malformed_json", truncate(err.body_text()))
+            }
+            JsonRejection::JsonDataError(err) => {
+                Self::bad_request("invalid_body", truncate(err.body_text()))
+            }
+            JsonRejection::BytesRejection(err) if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Self::PayloadTooLarge
+            }
+            other => Self::bad_request("unreadable_body", truncate(other.body_text())),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::bad_request("invalid_query", truncate(rejection.body_text()))
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        Self::bad_request("invalid_path", truncate(rejection.body_text()))
+    }
+}

@@ -1,0 +1,112 @@
+//! HTTP glue: extractors that answer in problem+json, and shared helpers.
+
+pub mod ops;
+pub mod page_imports;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{header, HeaderMap};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+/// User routes accept bodies up to 16 KiB.
+pub const USER_BODY_LIMIT: usize = 16 * 1024;
+/// The webhook accepts bodies up to 64 KiB.
+pub const WEBHOOK_BODY_LIMIT: usize = 64 * 1024;
+
+/// A JSON body together with its raw bytes (for idempotency hashing).
+/// Every rejection is problem+json: 415, 413, or 400 with the serde message.
+pub struct ApiJson<T> {
+    pub value: T,
+    pub raw: Bytes,
+}
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+impl<S, T> FromRequest<S> for ApiJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json_content_type(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let raw = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::bad_request("unreadable_body", "The request body could not be read.")
+            }
+        })?;
+        let value = axum::Json::<T>::from_bytes(&raw)?.0;
+        Ok(Self { value, raw })
+    }
+}
+
+/// `Query` whose rejection is problem+json.
+pub struct ApiQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) =
+            axum::extract::Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// `Path` whose rejection is problem+json.
+pub struct ApiPath<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for ApiPath<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) =
+            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(Self(value))
+    }
+}
+
+/// The `Idempotency-Key` header, if present: 1–255 visible ASCII characters.
+pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to 255 visible ASCII characters.",
+            )
+        })?;
+    Ok(Some(key.to_owned()))
+}

@@ -1,0 +1,458 @@
+//! `/page-imports`: create, read, list, soft delete.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::Actor;
+use crate::db::idempotency::{self, Claim, KeyRef};
+use crate::db::outbox::OutboxMessage;
+use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport};
+use crate::dns::DnsCheckError;
+use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
+use crate::error::{ApiError, FieldError};
+use crate::http::{idempotency_key, ApiJson, ApiPath, ApiQuery};
+use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
+use crate::queue::{QueueName, LEASE};
+
+const CREATE_ROUTE: &str = "POST /page-imports";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CreatePageImport {
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub source_url: String,
+    pub viewport: ViewportBody,
+    #[serde(default)]
+    pub ready_selector: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ViewportBody {
+    pub width: i64,
+    pub height: i64,
+    #[serde(default)]
+    pub device_scale_factor: Option<f64>,
+}
+
+/// The resource as users see it (SPEC §6). It has no nonce field at all.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageImportView {
+    pub id: String,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub source_kind: String,
+    pub source_url: String,
+    pub viewport: ViewportView,
+    pub ready_selector: Option<String>,
+    pub status: ImportStatus,
+    pub attempt: i32,
+    pub result_url: Option<String>,
+    pub capture_hash: Option<String>,
+    pub screenshot_url: Option<String>,
+    pub error_message: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_by: String,
+    pub links: Links,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewportView {
+    pub width: i32,
+    pub height: i32,
+    pub device_scale_factor: f32,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Links {
+    #[serde(rename = "self")]
+    pub self_: String,
+    pub capture: Option<String>,
+    pub screenshot: Option<String>,
+}
+
+fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+impl From<PageImport> for PageImportView {
+    fn from(row: PageImport) -> Self {
+        let self_ = format!("/page-imports/{}", row.id);
+        let links = Links {
+            capture: row.result_url.as_ref().map(|_| format!("{self_}/capture")),
+            screenshot: row
+                .screenshot_url
+                .as_ref()
+                .map(|_| format!("{self_}/screenshot")),
+            self_,
+        };
+        Self {
+            id: row.id,
+            organization_id: row.organization_id,
+            project_id: row.project_id,
+            source_kind: row.source_kind,
+            source_url: row.source_url,
+            viewport: ViewportView {
+                width: row.viewport_width,
+                height: row.viewport_height,
+                device_scale_factor: row.device_scale_factor,
+            },
+            ready_selector: row.ready_selector,
+            status: row.status,
+            attempt: row.attempt,
+            result_url: row.result_url,
+            capture_hash: row.capture_hash,
+            screenshot_url: row.screenshot_url,
+            error_message: row.error_message,
+            created_at: timestamp(row.created_at),
+            updated_at: timestamp(row.updated_at),
+            created_by: row.created_by,
+            links,
+        }
+    }
+}
+
+/// A create request whose every field passed its rules.
+struct ValidCreate {
+    organization_id: i64,
+    project_id: i64,
+    source_url: SourceUrl,
+    viewport: Viewport,
+    ready_selector: Option<ReadySelector>,
+}
+
+async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreate, ApiError> {
+    let mut errors = Vec::new();
+    let source_url = SourceUrl::parse(&body.source_url, state.source_url_policy())
+        .map_err(|e| errors.push(FieldError::new("sourceUrl", e.code(), e.to_string())))
+        .ok();
+    let viewport = Viewport::parse(
+        body.viewport.width,
+        body.viewport.height,
+        body.viewport.device_scale_factor,
+    )
+    .map_err(|e| errors.extend(e))
+    .ok();
+    let ready_selector = match body.ready_selector.as_deref().map(ReadySelector::parse) {
+        Some(Err(e)) => {
+            errors.push(e);
+            None
+        }
+        Some(Ok(s)) => Some(s),
+        None => None,
+    };
+    let (Some(source_url), Some(viewport), true) = (source_url, viewport, errors.is_empty()) else {
+        return Err(ApiError::Validation(errors));
+    };
+    if let (Some(dns), Some(host)) = (&state.dns, source_url.domain()) {
+        if let Err(err) = dns.check(host).await {
+            let (code, message) = match err {
+                DnsCheckError::Unresolvable => (
+                    "unresolvable_host",
+                    "the host name does not resolve".to_owned(),
+                ),
+                DnsCheckError::NonPublic(range) => (
+                    "non_public_address",
+                    format!(
+                        "the host resolves to an address that is not publicly reachable ({range})"
+                    ),
+                ),
+            };
+            return Err(ApiError::field("sourceUrl", code, message));
+        }
+    }
+    Ok(ValidCreate {
+        organization_id: body.organization_id,
+        project_id: body.project_id,
+        source_url,
+        viewport,
+        ready_selector,
+    })
+}
+
+/// `POST /page-imports` → 202 with `Location`.
+pub async fn create(
+    State(state): State<AppState>,
+    actor: Actor,
+    headers: HeaderMap,
+    body: ApiJson<CreatePageImport>,
+) -> Result<Response, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let request = validate(&state, body.value).await?;
+    let Some(key) = key else {
+        return create_inner(&state, &actor, request, None).await;
+    };
+    let key_ref = KeyRef {
+        subject: &actor.subject,
+        route: CREATE_ROUTE,
+        key: &key,
+    };
+    let request_hash = hex::encode(Sha256::digest(&body.raw));
+    let mut conn = state.pool.acquire().await?;
+    match idempotency::claim(&mut conn, &key_ref, &request_hash).await? {
+        Claim::Owned => {}
+        Claim::Replay {
+            status,
+            location,
+            body,
+        } => return Ok(replay(status, location, body)),
+        Claim::Mismatch => {
+            return Err(ApiError::unprocessable(
+                "idempotency_key_reused",
+                "This Idempotency-Key was used with a different request body.",
+            ))
+        }
+        Claim::InFlight => {
+            return Err(ApiError::conflict(
+                "idempotency_key_in_flight",
+                "A request with this Idempotency-Key is still being processed.",
+            ))
+        }
+    }
+    drop(conn);
+    let result = create_inner(&state, &actor, request, Some(&key_ref)).await;
+    if result.is_err() {
+        // Let the client retry with the same key.
+        if let Ok(mut conn) = state.pool.acquire().await {
+            if let Err(err) = idempotency::release(&mut conn, &key_ref).await {
+                tracing::warn!(error = %err, "could not release idempotency key");
+            }
+        }
+    }
+    result
+}
+
+fn replay(status: i16, location: Option<String>, body: serde_json::Value) -> Response {
+    let status = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::ACCEPTED);
+    let mut response = (status, Json(body)).into_response();
+    if let Some(location) = location.and_then(|l| HeaderValue::try_from(l).ok()) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+async fn create_inner(
+    state: &AppState,
+    actor: &Actor,
+    request: ValidCreate,
+    key: Option<&KeyRef<'_>>,
+) -> Result<Response, ApiError> {
+    let id = Uuid::now_v7().to_string();
+    let nonce = Nonce::generate();
+    let job = CaptureJob {
+        schema_version: 1,
+        page_import_id: &id,
+        attempt: 1,
+        nonce: nonce.expose(),
+        source: Source {
+            kind: "public_url",
+            url: request.source_url.as_str(),
+        },
+        viewport: ViewportMessage {
+            width: request.viewport.width,
+            height: request.viewport.height,
+            device_scale_factor: request.viewport.device_scale_factor,
+        },
+        ready_selector: request.ready_selector.as_ref().map(ReadySelector::as_str),
+        artifacts: Artifacts {
+            bucket: &state.config.artifact_bucket,
+            prefix: artifact_prefix(&id, 1),
+        },
+        callback_url: format!("{}/webhooks/page-imports", state.config.public_base_url),
+    };
+    let message_body = serde_json::to_string(&job).map_err(anyhow::Error::from)?;
+    let new = NewPageImport {
+        id: &id,
+        organization_id: request.organization_id,
+        project_id: request.project_id,
+        source_url: &request.source_url,
+        viewport: request.viewport,
+        ready_selector: request.ready_selector.as_ref(),
+        nonce: &nonce,
+        actor: &actor.subject,
+    };
+    let outbound = OutboundMessage {
+        body: &message_body,
+        lease_ms: LEASE.as_millis() as i64,
+    };
+
+    let mut tx = state.pool.begin().await?;
+    let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &outbound)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let project_id = row.project_id;
+    let view = PageImportView::from(row);
+    let location = view.links.self_.clone();
+    let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
+    if let Some(key) = key {
+        idempotency::complete(
+            &mut tx,
+            key,
+            StatusCode::ACCEPTED.as_u16() as i16,
+            &location,
+            &body,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    state.metrics.import_created();
+    tracing::info!(page_import_id = %id, project_id, "page import created");
+
+    // The request does not wait for SQS; the relay covers a failed publish.
+    state.publisher.publish_after_commit(OutboxMessage {
+        id: outbox_id,
+        queue: QueueName::PageImport.as_str().to_owned(),
+        body: message_body,
+        message_group_id: project_id.to_string(),
+        deduplication_id: format!("{id}:1"),
+        attempts: 0,
+    });
+
+    let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
+    response.headers_mut().insert(
+        header::LOCATION,
+        HeaderValue::try_from(location).map_err(anyhow::Error::from)?,
+    );
+    Ok(response)
+}
+
+/// `GET /page-imports/{id}`
+pub async fn get(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<PageImportView>, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    let row = db::find_visible(&mut conn, &id, &actor.subject)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(row.into()))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListQuery {
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub status: Option<String>,
+    pub limit: Option<i64>,
+    pub cursor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageImportList {
+    pub items: Vec<PageImportView>,
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /page-imports?organizationId=&projectId=&status=&limit=&cursor=`
+pub async fn list(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<PageImportList>, ApiError> {
+    let mut errors = Vec::new();
+    let limit = query.limit.unwrap_or(20);
+    if !(1..=100).contains(&limit) {
+        errors.push(FieldError::new(
+            "limit",
+            "out_of_range",
+            "limit must be from 1 to 100",
+        ));
+    }
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(s) => {
+            let parsed = ImportStatus::parse(s);
+            if parsed.is_none() {
+                errors.push(FieldError::new(
+                    "status",
+                    "invalid_status",
+                    "status must be processing, completed or failed",
+                ));
+            }
+            parsed
+        }
+    };
+    let after = match query.cursor.as_deref() {
+        None => None,
+        Some(c) => {
+            let parsed = cursor::decode(c);
+            if parsed.is_none() {
+                errors.push(FieldError::new(
+                    "cursor",
+                    "invalid_cursor",
+                    "cursor is not one this service issued",
+                ));
+            }
+            parsed
+        }
+    };
+    if !errors.is_empty() {
+        return Err(ApiError::Validation(errors));
+    }
+
+    let mut conn = state.pool.acquire().await?;
+    if !db::project_visible(
+        &mut conn,
+        query.organization_id,
+        query.project_id,
+        &actor.subject,
+    )
+    .await?
+    {
+        return Err(ApiError::NotFound);
+    }
+    let mut rows = db::list_page(
+        &mut conn,
+        query.project_id,
+        status,
+        after.as_ref(),
+        limit + 1,
+    )
+    .await?;
+    let next_cursor = if rows.len() as i64 > limit {
+        rows.truncate(limit as usize);
+        rows.last().map(|last| {
+            cursor::encode(&db::KeysetPosition {
+                created_at: last.created_at,
+                id: last.id.clone(),
+            })
+        })
+    } else {
+        None
+    };
+    Ok(Json(PageImportList {
+        items: rows.into_iter().map(PageImportView::from).collect(),
+        next_cursor,
+    }))
+}
+
+/// `DELETE /page-imports/{id}` → 204 (soft delete).
+pub async fn delete(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath(id): ApiPath<String>,
+) -> Result<StatusCode, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    if db::soft_delete(&mut conn, &id, &actor.subject).await? {
+        tracing::info!(page_import_id = %id, "page import deleted");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound)
+    }
+}

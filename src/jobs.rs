@@ -1,0 +1,80 @@
+//! Background tasks: the outbox relay and the sweeper. Both are safe to run
+//! in every replica (SKIP LOCKED) and stop when the token is cancelled.
+
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::AppState;
+use crate::db;
+
+const SWEEP_BATCH: i64 = 500;
+
+pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandle<()>> {
+    vec![
+        tokio::spawn(relay(state.clone(), shutdown.clone())),
+        tokio::spawn(sweeper(state.clone(), shutdown)),
+    ]
+}
+
+/// Sleeps for `period`, or returns `false` at once when shutting down.
+async fn tick(shutdown: &CancellationToken, period: Duration) -> bool {
+    tokio::select! {
+        () = shutdown.cancelled() => false,
+        () = tokio::time::sleep(period) => true,
+    }
+}
+
+async fn relay(state: AppState, shutdown: CancellationToken) {
+    while tick(&shutdown, state.config.outbox_relay_interval).await {
+        // Drain while there is work, then wait for the next tick.
+        loop {
+            match state.publisher.relay_once().await {
+                Ok(0) => break,
+                Ok(n) => tracing::info!(published = n, "outbox relay published"),
+                Err(err) => {
+                    tracing::warn!(error = %err, "outbox relay pass failed");
+                    break;
+                }
+            }
+            if shutdown.is_cancelled() {
+                return;
+            }
+        }
+        if let Ok(mut conn) = state.pool.acquire().await {
+            if let Ok(n) = db::outbox::backlog(&mut conn).await {
+                state.metrics.outbox_backlog(n);
+            }
+        }
+    }
+}
+
+async fn sweeper(state: AppState, shutdown: CancellationToken) {
+    while tick(&shutdown, state.config.sweeper_interval).await {
+        if let Err(err) = sweep_once(&state).await {
+            tracing::warn!(error = %err, "sweeper pass failed");
+        }
+    }
+}
+
+/// Fails timed-out captures and forgets expired idempotency keys.
+pub async fn sweep_once(state: &AppState) -> anyhow::Result<usize> {
+    let mut conn = state.pool.acquire().await?;
+    let mut swept = 0;
+    loop {
+        let ids =
+            db::page_import::fail_timed_out(&mut conn, state.config.capture_timeout, SWEEP_BATCH)
+                .await?;
+        swept += ids.len();
+        for id in &ids {
+            tracing::info!(page_import_id = %id, "capture timed out");
+        }
+        state.metrics.sweeper_failed_imports(ids.len() as u64);
+        if (ids.len() as i64) < SWEEP_BATCH {
+            break;
+        }
+    }
+    db::idempotency::delete_expired(&mut conn).await?;
+    Ok(swept)
+}

@@ -1,0 +1,20 @@
+//! Page Import service: records capture jobs for public web pages, queues them
+//! for a capture worker, and accepts the worker's signed callbacks.
+
+pub mod app;
+pub mod auth;
+pub mod aws;
+pub mod config;
+pub mod db;
+pub mod dns;
+pub mod domain;
+pub mod error;
+pub mod http;
+pub mod jobs;
+pub mod metrics;
+pub mod queue;
+pub mod server;
+pub mod telemetry;
+pub mod webhook;
+
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();

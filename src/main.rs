@@ -1,0 +1,119 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use page_import::app::AppState;
+use page_import::config::Config;
+use page_import::{auth, server, telemetry, MIGRATOR};
+
+#[derive(Parser)]
+#[command(name = "page-import", version, about = "Page Import service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP API and its background tasks (the default).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Print a JWT signed with the local development key (dev/dev-jwt-private.pem).
+    DevToken {
+        #[arg(long, default_value = "dev-user")]
+        sub: String,
+        #[arg(
+            long,
+            env = "AUTH_ISSUER",
+            default_value = "http://127.0.0.1/dev-issuer"
+        )]
+        issuer: String,
+        #[arg(long, env = "AUTH_AUDIENCE", default_value = "page-import-dev")]
+        audience: String,
+        #[arg(long, default_value = "dev/dev-jwt-private.pem")]
+        key: PathBuf,
+        #[arg(long, default_value_t = 3600)]
+        ttl_secs: u64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(Command::DevToken {
+        sub,
+        issuer,
+        audience,
+        key,
+        ttl_secs,
+    }) = &cli.command
+    {
+        return match std::fs::read(key)
+            .map_err(anyhow::Error::from)
+            .and_then(|pem| {
+                auth::mint_token(
+                    &pem,
+                    "page-import-dev",
+                    sub,
+                    issuer,
+                    audience,
+                    Duration::from_secs(*ttl_secs),
+                )
+            }) {
+            Ok(token) => {
+                println!("{token}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("dev-token: {err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(config.log_format);
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Migrate => migrate(&config).await,
+        _ => serve(config).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!(error = format!("{err:#}"), "exiting");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let pool = sqlx::PgPool::connect(&config.database_url).await?;
+    MIGRATOR.run(&pool).await?;
+    tracing::info!("migrations applied");
+    Ok(())
+}
+
+async fn serve(config: Config) -> anyhow::Result<()> {
+    if config.allow_private_source_urls {
+        tracing::warn!("ALLOW_PRIVATE_SOURCE_URLS is on: loopback and private source URLs are accepted. Development only!");
+    }
+    let listener = tokio::net::TcpListener::bind(config.listen_addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, "listening");
+    let state = AppState::new(config).await?;
+    state.auth.warm_up().await;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(server::shutdown_on_signal(shutdown.clone()));
+    server::serve(state, listener, shutdown).await?;
+    tracing::info!("stopped cleanly");
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! Prometheus metrics (SPEC §9) through the `metrics` facade.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the process-wide recorder once and returns its handle.
+fn handle() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(|| {
+        PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("http_request_duration_seconds".into()),
+                &[
+                    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+                ],
+            )
+            .expect("static buckets are valid")
+            .install_recorder()
+            .expect("no other metrics recorder is installed")
+    })
+}
+
+/// Cheap to clone; every method records into the process-wide registry.
+#[derive(Clone)]
+pub struct Metrics(&'static PrometheusHandle);
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self(handle())
+    }
+}
+
+impl Metrics {
+    pub fn render(&self) -> String {
+        self.0.render()
+    }
+
+    pub fn request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
+        let labels = [
+            ("method", method.to_owned()),
+            ("route", route.to_owned()),
+            ("status", status.to_string()),
+        ];
+        metrics::counter!("http_requests_total", &labels).increment(1);
+        metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed.as_secs_f64());
+    }
+
+    pub fn import_created(&self) {
+        metrics::counter!("page_imports_created_total").increment(1);
+    }
+
+    pub fn import_finished(&self, status: &'static str) {
+        metrics::counter!("page_imports_finished_total", "status" => status).increment(1);
+    }
+
+    pub fn code2des_created(&self) {
+        metrics::counter!("code2des_jobs_created_total").increment(1);
+    }
+
+    pub fn outbox_published(&self, queue: &str, n: u64) {
+        metrics::counter!("outbox_published_total", "queue" => queue.to_owned()).increment(n);
+    }
+
+    pub fn outbox_publish_failed(&self, queue: &str, n: u64) {
+        metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned())
+            .increment(n);
+    }
+
+    pub fn outbox_backlog(&self, n: i64) {
+        metrics::gauge!("outbox_backlog").set(n as f64);
+    }
+
+    pub fn webhook_rejected(&self, reason: &'static str) {
+        metrics::counter!("webhook_rejections_total", "reason" => reason).increment(1);
+    }
+
+    pub fn sweeper_failed_imports(&self, n: u64) {
+        metrics::counter!("sweeper_timed_out_total").increment(n);
+    }
+}
