@@ -18,6 +18,7 @@ use tower_http::request_id::{
 use tower_http::trace::TraceLayer;
 
 use crate::auth::Authenticator;
+use crate::aws::AwsClients;
 use crate::config::Config;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
@@ -55,11 +56,11 @@ impl AppState {
             .max_connections(config.database_max_connections)
             .acquire_timeout(Duration::from_secs(3))
             .connect_lazy_with(options);
-        Self::with_pool(config, pool).await
+        let aws = crate::aws::clients(config.s3_force_path_style, None).await;
+        Self::from_parts(config, pool, aws)
     }
 
-    pub async fn with_pool(config: Config, pool: PgPool) -> anyhow::Result<Self> {
-        let aws = crate::aws::clients(config.s3_force_path_style).await;
+    pub fn from_parts(config: Config, pool: PgPool, aws: AwsClients) -> anyhow::Result<Self> {
         let metrics = Metrics::default();
         let publisher = Publisher::new(
             aws.sqs,

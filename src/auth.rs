@@ -141,25 +141,38 @@ impl Authenticator {
             }
         }
         // One refetch at a time; the others wait and then read what it got.
-        let mut last_attempt = self.refetch.lock().await;
-        {
+        let mut last_refetch = self.refetch.lock().await;
+        let loaded = {
             let cache = self.keys.read().await;
             let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
             if let (Some(key), true) = (cache.keys.get(kid), fresh) {
                 return Ok(key.clone());
             }
-            if last_attempt.is_some_and(|t| t.elapsed() < MIN_REFETCH_INTERVAL) {
-                // Rate-limited: keep using a stale copy rather than failing.
-                return cache
-                    .keys
-                    .get(kid)
-                    .cloned()
-                    .ok_or(AuthError::Invalid("The token's signing key is unknown."));
+            let loaded = cache.fetched_at.is_some();
+            // Refetches (unknown kid, aged keys, failures) are rate-limited; a
+            // stale copy keeps working meanwhile.
+            let min_interval = if loaded {
+                MIN_REFETCH_INTERVAL
+            } else {
+                Duration::from_secs(1)
+            };
+            if last_refetch.is_some_and(|t| t.elapsed() < min_interval) {
+                return match cache.keys.get(kid) {
+                    Some(key) => Ok(key.clone()),
+                    None if loaded => {
+                        Err(AuthError::Invalid("The token's signing key is unknown."))
+                    }
+                    None => Err(AuthError::KeysUnavailable),
+                };
             }
-        }
-        *last_attempt = Some(Instant::now());
+            loaded
+        };
         match self.fetch().await {
             Ok(keys) => {
+                // The first load is not a refetch and does not start the rate limit.
+                if loaded {
+                    *last_refetch = Some(Instant::now());
+                }
                 let mut cache = self.keys.write().await;
                 cache.keys = keys;
                 cache.fetched_at = Some(Instant::now());
@@ -170,6 +183,7 @@ impl Authenticator {
                     .ok_or(AuthError::Invalid("The token's signing key is unknown."))
             }
             Err(err) => {
+                *last_refetch = Some(Instant::now());
                 tracing::warn!(error = %err, "JWKS fetch failed");
                 let cache = self.keys.read().await;
                 cache

@@ -12,7 +12,8 @@ pub struct AwsClients {
     pub s3: aws_sdk_s3::Client,
 }
 
-pub async fn clients(force_path_style: bool) -> AwsClients {
+/// `endpoint` overrides `AWS_ENDPOINT_URL` (tests point it at a fault-injecting proxy).
+pub async fn clients(force_path_style: bool, endpoint: Option<&str>) -> AwsClients {
     let http_client = Builder::new()
         .tls_provider(tls::Provider::Rustls(
             tls::rustls_provider::CryptoMode::Ring,
@@ -23,11 +24,13 @@ pub async fn clients(force_path_style: bool) -> AwsClients {
         .operation_attempt_timeout(Duration::from_secs(5))
         .operation_timeout(Duration::from_secs(15))
         .build();
-    let shared = aws_config::defaults(BehaviorVersion::latest())
+    let mut loader = aws_config::defaults(BehaviorVersion::latest())
         .http_client(http_client)
-        .timeout_config(timeouts)
-        .load()
-        .await;
+        .timeout_config(timeouts);
+    if let Some(endpoint) = endpoint {
+        loader = loader.endpoint_url(endpoint);
+    }
+    let shared = loader.load().await;
     let shared = if shared.region().is_none() {
         shared
             .into_builder()

@@ -1,0 +1,274 @@
+//! SPEC §4: RS256 JWTs against the JWKS; 401 problem+json for anything else.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::routing::get;
+use jsonwebtoken::Algorithm;
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::*;
+
+fn now() -> i64 {
+    jsonwebtoken::get_current_timestamp() as i64
+}
+
+fn claims(sub: &str, overrides: Value) -> Value {
+    let mut claims = json!({"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "token_use": "id", "iat": now(), "exp": now() + 600});
+    for (k, v) in overrides.as_object().unwrap() {
+        if v.is_null() {
+            claims.as_object_mut().unwrap().remove(k);
+        } else {
+            claims[k] = v.clone();
+        }
+    }
+    claims
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn request_without_token_is_401_with_bearer_challenge(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let response = app
+        .http
+        .get(app.url(&format!(
+            "/page-imports?organizationId={}&projectId={}",
+            tenant.organization_id, tenant.project_id
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    expect_problem(response, 401, "unauthorized").await;
+    let response = app
+        .http
+        .get(app.url("/page-imports/x"))
+        .header("authorization", "Basic YTpi")
+        .send()
+        .await
+        .unwrap();
+    expect_problem(response, 401, "unauthorized").await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn invalid_tokens_are_401(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let sub = tenant.subject.as_str();
+    let untrusted = mint(
+        sub,
+        ISSUER,
+        AUDIENCE,
+        &repo_path("tests/fixtures/untrusted-jwt-private.pem"),
+        DEV_KID,
+    );
+    let cases = [
+        ("garbage", "not.a.jwt".to_owned()),
+        ("untrusted key under a trusted kid", untrusted),
+        (
+            "expired beyond leeway",
+            mint_claims(&claims(sub, json!({"exp": now() - 120})), Algorithm::RS256),
+        ),
+        (
+            "not yet valid beyond leeway",
+            mint_claims(&claims(sub, json!({"nbf": now() + 120})), Algorithm::RS256),
+        ),
+        (
+            "wrong issuer",
+            mint_claims(
+                &claims(sub, json!({"iss": "https://evil.example.com"})),
+                Algorithm::RS256,
+            ),
+        ),
+        (
+            "wrong audience",
+            mint_claims(
+                &claims(sub, json!({"aud": "other-client"})),
+                Algorithm::RS256,
+            ),
+        ),
+        (
+            "no audience at all",
+            mint_claims(&claims(sub, json!({"aud": null})), Algorithm::RS256),
+        ),
+        (
+            "no subject",
+            mint_claims(&claims(sub, json!({"sub": null})), Algorithm::RS256),
+        ),
+        (
+            "no expiry",
+            mint_claims(&claims(sub, json!({"exp": null})), Algorithm::RS256),
+        ),
+        (
+            "HS256",
+            mint_claims(&claims(sub, json!({})), Algorithm::HS256),
+        ),
+        (
+            "subject over 50 chars",
+            mint_claims(&claims(&"s".repeat(51), json!({})), Algorithm::RS256),
+        ),
+    ];
+    let path = format!(
+        "/page-imports?organizationId={}&projectId={}",
+        tenant.organization_id, tenant.project_id
+    );
+    for (case, token) in cases {
+        let response = app.get(&path, &token).await;
+        assert_eq!(response.status(), 401, "{case}");
+        expect_problem(response, 401, "unauthorized").await;
+    }
+    // The same request with a good token passes, so the failures above are the token's.
+    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn leeway_access_tokens_and_audience_lists_are_accepted(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let sub = tenant.subject.as_str();
+    let path = format!(
+        "/page-imports?organizationId={}&projectId={}",
+        tenant.organization_id, tenant.project_id
+    );
+    for (case, token) in [
+        (
+            "expired 30 s ago, within the 60 s leeway",
+            mint_claims(&claims(sub, json!({"exp": now() - 30})), Algorithm::RS256),
+        ),
+        (
+            "Cognito access token with client_id",
+            mint_claims(
+                &claims(
+                    sub,
+                    json!({"aud": null, "client_id": AUDIENCE, "token_use": "access"}),
+                ),
+                Algorithm::RS256,
+            ),
+        ),
+        (
+            "audience list",
+            mint_claims(
+                &claims(sub, json!({"aud": ["x", AUDIENCE]})),
+                Algorithm::RS256,
+            ),
+        ),
+    ] {
+        assert_eq!(app.get(&path, &token).await.status(), 200, "{case}");
+    }
+}
+
+/// A JWKS over HTTP whose contents the test can swap, counting fetches.
+async fn jwks_server(initial: Value) -> (String, Arc<Mutex<Value>>, Arc<AtomicUsize>) {
+    let doc = Arc::new(Mutex::new(initial));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (d, h) = (doc.clone(), hits.clone());
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        get(move || {
+            let (d, h) = (d.clone(), h.clone());
+            async move {
+                h.fetch_add(1, Ordering::SeqCst);
+                axum::Json(d.lock().unwrap().clone())
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, doc, hits)
+}
+
+fn read_jwks(rel: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(repo_path(rel)).unwrap()).unwrap()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn unknown_kid_refetches_the_jwks_at_most_once_per_interval(pool: PgPool) {
+    let dev = read_jwks("dev/jwks.json");
+    let untrusted = read_jwks("tests/fixtures/untrusted-jwks.json");
+    let (url, doc, hits) = jwks_server(dev.clone()).await;
+    let app = TestApp::spawn_with(
+        pool,
+        Options {
+            env: vec![("AUTH_JWKS_URL", url)],
+            ..Default::default()
+        },
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let path = format!(
+        "/page-imports?organizationId={}&projectId={}",
+        tenant.organization_id, tenant.project_id
+    );
+    let rotated = mint(
+        &tenant.subject,
+        ISSUER,
+        AUDIENCE,
+        &repo_path("tests/fixtures/untrusted-jwt-private.pem"),
+        "untrusted",
+    );
+
+    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
+    assert_eq!(
+        app.get(&path, &rotated).await.status(),
+        401,
+        "kid not published yet"
+    );
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        2,
+        "first load, then one refetch for the unknown kid"
+    );
+
+    // The key is published now, but the refetch interval has not passed: no new fetch.
+    let mut both = dev.clone();
+    both["keys"]
+        .as_array_mut()
+        .unwrap()
+        .extend(untrusted["keys"].as_array().unwrap().clone());
+    *doc.lock().unwrap() = both;
+    for _ in 0..5 {
+        assert_eq!(app.get(&path, &rotated).await.status(), 401);
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "refetches are rate-limited");
+    // Cached keys keep working meanwhile.
+    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_key_published_after_start_is_picked_up_on_first_use(pool: PgPool) {
+    let dev = read_jwks("dev/jwks.json");
+    let untrusted = read_jwks("tests/fixtures/untrusted-jwks.json");
+    let (url, doc, hits) = jwks_server(dev.clone()).await;
+    let app = TestApp::spawn_with(
+        pool,
+        Options {
+            env: vec![("AUTH_JWKS_URL", url)],
+            ..Default::default()
+        },
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let path = format!(
+        "/page-imports?organizationId={}&projectId={}",
+        tenant.organization_id, tenant.project_id
+    );
+    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
+
+    let mut both = dev;
+    both["keys"]
+        .as_array_mut()
+        .unwrap()
+        .extend(untrusted["keys"].as_array().unwrap().clone());
+    *doc.lock().unwrap() = both;
+    let rotated = mint(
+        &tenant.subject,
+        ISSUER,
+        AUDIENCE,
+        &repo_path("tests/fixtures/untrusted-jwt-private.pem"),
+        "untrusted",
+    );
+    assert_eq!(app.get(&path, &rotated).await.status(), 200);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}

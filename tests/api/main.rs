@@ -1,0 +1,14 @@
+//! One integration-test binary: the real service against a real PostgreSQL
+//! and a real AWS-API emulator (see `scripts/test`).
+
+mod helpers;
+
+mod auth;
+mod create;
+mod dns_check;
+mod idempotency;
+mod list;
+mod ops;
+mod outbox;
+mod read_delete;
+mod schema;

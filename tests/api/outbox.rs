@@ -1,0 +1,140 @@
+//! The outbox: an accepted import is never left without its message.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sqlx::PgPool;
+
+use crate::helpers::proxy::FaultyProxy;
+use crate::helpers::*;
+
+fn emulator_addr() -> SocketAddr {
+    let url = url::Url::parse(&aws_endpoint()).unwrap();
+    format!("{}:{}", url.host_str().unwrap(), url.port().unwrap())
+        .parse()
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after(pool: PgPool) {
+    let proxy = FaultyProxy::start(emulator_addr()).await;
+    proxy.set_up(false);
+    let app = TestApp::spawn_with(
+        pool,
+        Options {
+            aws_endpoint: Some(proxy.url()),
+            ..Default::default()
+        },
+    )
+    .await;
+    let tenant = app.tenant().await;
+
+    let mut ids = HashSet::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let created = app.create_import(&tenant).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the request does not wait on SQS"
+        );
+        ids.insert(created["id"].as_str().unwrap().to_owned());
+    }
+    // Give the immediate publishers and the relay time to fail against the dead endpoint.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        app.outbox_len().await,
+        5,
+        "nothing was lost and nothing was published"
+    );
+    let attempts: i64 =
+        sqlx::query_scalar("select count(*) from outbox_message where last_error is not null")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(attempts > 0, "publishing was really attempted and failed");
+
+    proxy.set_up(true);
+    let messages = app.receive(&app.page_import_queue_url, 5).await;
+    let published: HashSet<String> = messages
+        .iter()
+        .map(|m| m["pageImportId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(published, ids);
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            app.outbox_len().await == 0
+        })
+        .await
+    );
+}
+
+/// A message whose publisher died after commit (its lease ran out) is relayed.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_message_left_behind_by_a_crash_is_relayed(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         values ('page_import', '{\"orphan\":true}', '1', 'orphan:1', now() - interval '1 second')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(messages, vec![serde_json::json!({"orphan": true})]);
+    assert!(
+        eventually(Duration::from_secs(5), || async {
+            app.outbox_len().await == 0
+        })
+        .await
+    );
+}
+
+/// Two replicas relaying the same outbox publish each message once.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn two_relays_publish_each_message_once(pool: PgPool) {
+    // Fill the outbox before either replica runs.
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         select 'page_import', json_build_object('n', g)::text, '1', g::text, now() from generate_series(1, 60) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let first = TestApp::spawn(pool.clone()).await;
+    // The second replica shares the first one's queues and database.
+    let env = vec![
+        ("PAGE_IMPORT_QUEUE_URL", first.page_import_queue_url.clone()),
+        ("CODE2DES_QUEUE_URL", first.code2des_queue_url.clone()),
+    ];
+    let second = TestApp::spawn_with(
+        pool,
+        Options {
+            env,
+            ..Default::default()
+        },
+    )
+    .await;
+
+    let messages = first.receive(&first.page_import_queue_url, 60).await;
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            first.outbox_len().await == 0
+        })
+        .await
+    );
+    // Anything published twice would show up now.
+    let late = first
+        .receive_within(&first.page_import_queue_url, 1, Duration::from_secs(3))
+        .await;
+    let numbers: Vec<i64> = messages
+        .iter()
+        .chain(&late)
+        .map(|m: &Value| m["n"].as_i64().unwrap())
+        .collect();
+    let distinct: HashSet<i64> = numbers.iter().copied().collect();
+    assert_eq!(distinct.len(), 60);
+    assert_eq!(numbers.len(), 60, "no message was published twice");
+    second.stop().await;
+}
