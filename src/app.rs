@@ -7,15 +7,13 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::HeaderName;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{
-    MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
-use tower_http::trace::TraceLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
 use crate::auth::Authenticator;
 use crate::aws::AwsClients;
@@ -23,7 +21,7 @@ use crate::config::Config;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
-use crate::http::{self, ops, page_imports};
+use crate::http::{self, ops, page_imports, webhooks};
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
 
@@ -96,15 +94,18 @@ pub fn router(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
 
     let user = Router::new()
-        .route(
-            "/page-imports",
-            get(page_imports::list).post(page_imports::create),
-        )
+        .route("/page-imports", get(page_imports::list).post(page_imports::create))
         .route(
             "/page-imports/{id}",
             get(page_imports::get).delete(page_imports::delete),
         )
+        .route("/page-imports/{id}/capture", get(page_imports::capture))
+        .route("/page-imports/{id}/screenshot", get(page_imports::screenshot))
         .layer(DefaultBodyLimit::max(http::USER_BODY_LIMIT));
+
+    let callbacks = Router::new()
+        .route("/webhooks/page-imports", post(webhooks::receive))
+        .layer(DefaultBodyLimit::max(http::WEBHOOK_BODY_LIMIT));
 
     let ops = Router::new()
         .route("/healthz", get(ops::healthz))
@@ -113,6 +114,7 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .merge(user)
+        .merge(callbacks)
         .merge(ops)
         .fallback(|| async { ApiError::NotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -121,14 +123,18 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
         }))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
-            let request_id = req
-                .extensions()
-                .get::<RequestId>()
-                .and_then(|id| id.header_value().to_str().ok())
-                .unwrap_or("-");
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
-        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|req: &Request| {
+                    let request_id = req
+                        .extensions()
+                        .get::<RequestId>()
+                        .and_then(|id| id.header_value().to_str().ok())
+                        .unwrap_or("-");
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+                })
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
         .with_state(state)
 }
@@ -145,11 +151,8 @@ async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Res
         Ok(response) => response,
         Err(_) => ApiError::Timeout.into_response(),
     };
-    state.metrics.request(
-        &method,
-        &route,
-        response.status().as_u16(),
-        started.elapsed(),
-    );
+    state
+        .metrics
+        .request(&method, &route, response.status().as_u16(), started.elapsed());
     response
 }

@@ -89,14 +89,12 @@ impl Authenticator {
     }
 
     pub async fn authenticate(&self, token: &str) -> Result<Actor, AuthError> {
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|_| AuthError::Invalid("The bearer token is malformed."))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|_| AuthError::Invalid("The bearer token is malformed."))?;
         if header.alg != Algorithm::RS256 {
             return Err(AuthError::Invalid("Only RS256 tokens are accepted."));
         }
-        let kid = header
-            .kid
-            .ok_or(AuthError::Invalid("The token has no key id."))?;
+        let kid = header.kid.ok_or(AuthError::Invalid("The token has no key id."))?;
         let key = self.key(&kid).await?;
 
         let mut validation = Validation::new(Algorithm::RS256);
@@ -113,23 +111,16 @@ impl Authenticator {
         let audience_ok = claims.client_id.as_deref() == Some(self.audience.as_str())
             || match &claims.aud {
                 Some(Audience::One(aud)) => *aud == self.audience,
-                Some(Audience::Many(auds)) => auds.iter().any(|a| *a == self.audience),
+                Some(Audience::Many(auds)) => auds.contains(&self.audience),
                 None => false,
             };
         if !audience_ok {
-            return Err(AuthError::Invalid(
-                "The token was not issued for this application.",
-            ));
+            return Err(AuthError::Invalid("The token was not issued for this application."));
         }
-        if claims.sub.is_empty()
-            || claims.sub.len() > MAX_SUBJECT_LEN
-            || claims.sub.chars().any(char::is_control)
-        {
+        if claims.sub.is_empty() || claims.sub.len() > MAX_SUBJECT_LEN || claims.sub.chars().any(char::is_control) {
             return Err(AuthError::Invalid("The token subject is not acceptable."));
         }
-        Ok(Actor {
-            subject: claims.sub,
-        })
+        Ok(Actor { subject: claims.sub })
     }
 
     async fn key(&self, kid: &str) -> Result<DecodingKey, AuthError> {
@@ -159,9 +150,7 @@ impl Authenticator {
             if last_refetch.is_some_and(|t| t.elapsed() < min_interval) {
                 return match cache.keys.get(kid) {
                     Some(key) => Ok(key.clone()),
-                    None if loaded => {
-                        Err(AuthError::Invalid("The token's signing key is unknown."))
-                    }
+                    None if loaded => Err(AuthError::Invalid("The token's signing key is unknown.")),
                     None => Err(AuthError::KeysUnavailable),
                 };
             }
@@ -186,11 +175,7 @@ impl Authenticator {
                 *last_refetch = Some(Instant::now());
                 tracing::warn!(error = %err, "JWKS fetch failed");
                 let cache = self.keys.read().await;
-                cache
-                    .keys
-                    .get(kid)
-                    .cloned()
-                    .ok_or(AuthError::KeysUnavailable)
+                cache.keys.get(kid).cloned().ok_or(AuthError::KeysUnavailable)
             }
         }
     }
@@ -214,10 +199,7 @@ impl Authenticator {
             let (Some(kid), Ok(key)) = (&jwk.common.key_id, DecodingKey::from_jwk(jwk)) else {
                 continue;
             };
-            if matches!(
-                jwk.algorithm,
-                jsonwebtoken::jwk::AlgorithmParameters::RSA(_)
-            ) {
+            if matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::RSA(_)) {
                 keys.insert(kid.clone(), key);
             }
         }
@@ -238,24 +220,17 @@ impl Authenticator {
 impl FromRequestParts<AppState> for Actor {
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let header =
-            parts
-                .headers
-                .get(axum::http::header::AUTHORIZATION)
-                .ok_or(ApiError::Unauthorized {
-                    detail: "An Authorization: Bearer token is required.",
-                })?;
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or(ApiError::Unauthorized {
+                detail: "An Authorization: Bearer token is required.",
+            })?;
         let token = header
             .to_str()
             .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
+            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 16 * 1024)
             .ok_or(ApiError::Unauthorized {

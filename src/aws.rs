@@ -15,9 +15,7 @@ pub struct AwsClients {
 /// `endpoint` overrides `AWS_ENDPOINT_URL` (tests point it at a fault-injecting proxy).
 pub async fn clients(force_path_style: bool, endpoint: Option<&str>) -> AwsClients {
     let http_client = Builder::new()
-        .tls_provider(tls::Provider::Rustls(
-            tls::rustls_provider::CryptoMode::Ring,
-        ))
+        .tls_provider(tls::Provider::Rustls(tls::rustls_provider::CryptoMode::Ring))
         .build_https();
     let timeouts = TimeoutConfig::builder()
         .connect_timeout(Duration::from_secs(2))
@@ -32,10 +30,7 @@ pub async fn clients(force_path_style: bool, endpoint: Option<&str>) -> AwsClien
     }
     let shared = loader.load().await;
     let shared = if shared.region().is_none() {
-        shared
-            .into_builder()
-            .region(Region::new("us-east-1"))
-            .build()
+        shared.into_builder().region(Region::new("us-east-1")).build()
     } else {
         shared
     };

@@ -76,9 +76,7 @@ struct Env<F>(F);
 
 impl<F: Fn(&str) -> Option<String>> Env<F> {
     fn get(&self, name: &str) -> Option<String> {
-        (self.0)(name)
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
+        (self.0)(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
     }
 
     fn required(&self, name: &'static str) -> Result<String, ConfigError> {
@@ -112,11 +110,9 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
     }
 
     fn millis(&self, name: &'static str, default_ms: u64) -> Result<Duration, ConfigError> {
-        self.parsed(name, Duration::from_millis(default_ms), |v| {
-            match v.parse::<u64>() {
-                Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
-                _ => Err("expected a positive whole number of milliseconds".into()),
-            }
+        self.parsed(name, Duration::from_millis(default_ms), |v| match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
+            _ => Err("expected a positive whole number of milliseconds".into()),
         })
     }
 }
@@ -144,55 +140,42 @@ impl Config {
                 problem: "is malformed: expected a postgres:// URL".into(),
             });
         }
-        let listen_addr = env.parsed(
-            "LISTEN_ADDR",
-            SocketAddr::from(([127, 0, 0, 1], 8080)),
-            |v| v.parse().map_err(|e| format!("{e}")),
-        )?;
-        let public_base_url =
-            env.parsed("PUBLIC_BASE_URL", format!("http://{listen_addr}"), |v| {
-                http_url(v, false)
-            })?;
-        let page_import_queue_url = env.parsed("PAGE_IMPORT_QUEUE_URL", String::new(), |v| {
+        let listen_addr = env.parsed("LISTEN_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)), |v| {
+            v.parse().map_err(|e| format!("{e}"))
+        })?;
+        let public_base_url = env.parsed("PUBLIC_BASE_URL", format!("http://{listen_addr}"), |v| {
             http_url(v, false)
         })?;
+        let page_import_queue_url = env.parsed("PAGE_IMPORT_QUEUE_URL", String::new(), |v| http_url(v, false))?;
         if page_import_queue_url.is_empty() {
             env.required("PAGE_IMPORT_QUEUE_URL")?;
         }
-        let code2des_queue_url =
-            env.parsed("CODE2DES_QUEUE_URL", String::new(), |v| http_url(v, false))?;
+        let code2des_queue_url = env.parsed("CODE2DES_QUEUE_URL", String::new(), |v| http_url(v, false))?;
         if code2des_queue_url.is_empty() {
             env.required("CODE2DES_QUEUE_URL")?;
         }
         let artifact_bucket = env.required("ARTIFACT_BUCKET")?;
         let s3_force_path_style = env.bool("S3_FORCE_PATH_STYLE", false)?;
-        let webhook_secrets =
-            WebhookSecrets::parse(&env.required("WEBHOOK_SECRET")?).map_err(|why| ConfigError {
-                variable: "WEBHOOK_SECRET",
-                problem: format!("is malformed: {why}"),
-            })?;
+        let webhook_secrets = WebhookSecrets::parse(&env.required("WEBHOOK_SECRET")?).map_err(|why| ConfigError {
+            variable: "WEBHOOK_SECRET",
+            problem: format!("is malformed: {why}"),
+        })?;
         let auth_jwks_url = env.parsed("AUTH_JWKS_URL", String::new(), |v| http_url(v, true))?;
         if auth_jwks_url.is_empty() {
             env.required("AUTH_JWKS_URL")?;
         }
         let auth_issuer = env.required("AUTH_ISSUER")?;
         let auth_audience = env.required("AUTH_AUDIENCE")?;
-        let capture_timeout = env.parsed(
-            "CAPTURE_TIMEOUT_SECS",
-            Duration::from_secs(900),
-            |v| match v.parse::<u64>() {
+        let capture_timeout = env.parsed("CAPTURE_TIMEOUT_SECS", Duration::from_secs(900), |v| {
+            match v.parse::<u64>() {
                 Ok(n) if n > 0 => Ok(Duration::from_secs(n)),
                 _ => Err("expected a positive whole number of seconds".into()),
-            },
-        )?;
+            }
+        })?;
         let source_url_dns_check = env.bool("SOURCE_URL_DNS_CHECK", true)?;
         let dns_nameservers = env.parsed("DNS_NAMESERVERS", Vec::new(), |v| {
             v.split(',')
-                .map(|s| {
-                    s.trim()
-                        .parse::<SocketAddr>()
-                        .map_err(|e| format!("'{s}': {e}"))
-                })
+                .map(|s| s.trim().parse::<SocketAddr>().map_err(|e| format!("'{s}': {e}")))
                 .collect()
         })?;
         let allow_private_source_urls = env.bool("ALLOW_PRIVATE_SOURCE_URLS", false)?;
@@ -201,11 +184,10 @@ impl Config {
             "pretty" => Ok(LogFormat::Pretty),
             _ => Err("expected json or pretty".into()),
         })?;
-        let database_max_connections =
-            env.parsed("DATABASE_MAX_CONNECTIONS", 16, |v| match v.parse::<u32>() {
-                Ok(n) if n > 0 => Ok(n),
-                _ => Err("expected a positive whole number".into()),
-            })?;
+        let database_max_connections = env.parsed("DATABASE_MAX_CONNECTIONS", 16, |v| match v.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err("expected a positive whole number".into()),
+        })?;
         Ok(Self {
             database_url,
             listen_addr,
@@ -244,10 +226,7 @@ mod tests {
                 "PAGE_IMPORT_QUEUE_URL",
                 "http://127.0.0.1:4566/000000000000/page-import",
             ),
-            (
-                "CODE2DES_QUEUE_URL",
-                "http://127.0.0.1:4566/000000000000/code2des",
-            ),
+            ("CODE2DES_QUEUE_URL", "http://127.0.0.1:4566/000000000000/code2des"),
             ("ARTIFACT_BUCKET", "artifacts"),
             ("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
             ("AUTH_JWKS_URL", "file:///tmp/jwks.json"),

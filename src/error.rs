@@ -103,9 +103,7 @@ impl ApiError {
     /// The stable, machine-readable code of this error.
     pub fn code(&self) -> &'static str {
         match self {
-            Self::BadRequest { code, .. }
-            | Self::Conflict { code, .. }
-            | Self::Unprocessable { code, .. } => code,
+            Self::BadRequest { code, .. } | Self::Conflict { code, .. } | Self::Unprocessable { code, .. } => code,
             Self::Unauthorized { .. } => "unauthorized",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
@@ -121,9 +119,9 @@ impl ApiError {
 
     fn detail(&self) -> String {
         match self {
-            Self::BadRequest { detail, .. }
-            | Self::Conflict { detail, .. }
-            | Self::Unprocessable { detail, .. } => detail.clone(),
+            Self::BadRequest { detail, .. } | Self::Conflict { detail, .. } | Self::Unprocessable { detail, .. } => {
+                detail.clone()
+            }
             Self::Unauthorized { detail } => (*detail).to_owned(),
             Self::NotFound => "The resource does not exist or is not visible to you.".into(),
             Self::MethodNotAllowed => "This method is not allowed on this resource.".into(),
@@ -160,10 +158,7 @@ impl IntoResponse for ApiError {
         }
         let code = self.code();
         let problem = Problem {
-            type_: format!(
-                "https://page-import.dev/problems/{}",
-                code.replace('_', "-")
-            ),
+            type_: format!("https://page-import.dev/problems/{}", code.replace('_', "-")),
             title: status.canonical_reason().unwrap_or("Error"),
             status: status.as_u16(),
             detail: self.detail(),
@@ -256,12 +251,8 @@ impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         match rejection {
             JsonRejection::MissingJsonContentType(_) => Self::UnsupportedMediaType,
-            JsonRejection::JsonSyntaxError(err) => {
-                Self::bad_request("malformed_json", truncate(err.body_text()))
-            }
-            JsonRejection::JsonDataError(err) => {
-                Self::bad_request("invalid_body", truncate(err.body_text()))
-            }
+            JsonRejection::JsonSyntaxError(err) => Self::bad_request("malformed_json", truncate(err.body_text())),
+            JsonRejection::JsonDataError(err) => Self::bad_request("invalid_body", truncate(err.body_text())),
             JsonRejection::BytesRejection(err) if err.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 Self::PayloadTooLarge
             }

@@ -63,9 +63,7 @@ pub async fn sweep_once(state: &AppState) -> anyhow::Result<usize> {
     let mut conn = state.pool.acquire().await?;
     let mut swept = 0;
     loop {
-        let ids =
-            db::page_import::fail_timed_out(&mut conn, state.config.capture_timeout, SWEEP_BATCH)
-                .await?;
+        let ids = db::page_import::fail_timed_out(&mut conn, state.config.capture_timeout, SWEEP_BATCH).await?;
         swept += ids.len();
         for id in &ids {
             tracing::info!(page_import_id = %id, "capture timed out");

@@ -2,6 +2,7 @@
 //! for a capture worker, and accepts the worker's signed callbacks.
 
 pub mod app;
+pub mod artifacts;
 pub mod auth;
 pub mod aws;
 pub mod config;

@@ -26,11 +26,7 @@ enum Command {
     DevToken {
         #[arg(long, default_value = "dev-user")]
         sub: String,
-        #[arg(
-            long,
-            env = "AUTH_ISSUER",
-            default_value = "http://127.0.0.1/dev-issuer"
-        )]
+        #[arg(long, env = "AUTH_ISSUER", default_value = "http://127.0.0.1/dev-issuer")]
         issuer: String,
         #[arg(long, env = "AUTH_AUDIENCE", default_value = "page-import-dev")]
         audience: String,
@@ -52,18 +48,16 @@ async fn main() -> ExitCode {
         ttl_secs,
     }) = &cli.command
     {
-        return match std::fs::read(key)
-            .map_err(anyhow::Error::from)
-            .and_then(|pem| {
-                auth::mint_token(
-                    &pem,
-                    "page-import-dev",
-                    sub,
-                    issuer,
-                    audience,
-                    Duration::from_secs(*ttl_secs),
-                )
-            }) {
+        return match std::fs::read(key).map_err(anyhow::Error::from).and_then(|pem| {
+            auth::mint_token(
+                &pem,
+                "page-import-dev",
+                sub,
+                issuer,
+                audience,
+                Duration::from_secs(*ttl_secs),
+            )
+        }) {
             Ok(token) => {
                 println!("{token}");
                 ExitCode::SUCCESS
@@ -105,7 +99,9 @@ async fn migrate(config: &Config) -> anyhow::Result<()> {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     if config.allow_private_source_urls {
-        tracing::warn!("ALLOW_PRIVATE_SOURCE_URLS is on: loopback and private source URLs are accepted. Development only!");
+        tracing::warn!(
+            "ALLOW_PRIVATE_SOURCE_URLS is on: loopback and private source URLs are accepted. Development only!"
+        );
     }
     let listener = tokio::net::TcpListener::bind(config.listen_addr).await?;
     tracing::info!(addr = %listener.local_addr()?, "listening");

@@ -65,8 +65,7 @@ impl Metrics {
     }
 
     pub fn outbox_publish_failed(&self, queue: &str, n: u64) {
-        metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned())
-            .increment(n);
+        metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned()).increment(n);
     }
 
     pub fn outbox_backlog(&self, n: i64) {

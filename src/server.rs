@@ -8,11 +8,7 @@ use crate::jobs;
 
 /// Serves until `shutdown` is cancelled: stops accepting, lets in-flight
 /// requests finish, then stops the background tasks and waits for them.
-pub async fn serve(
-    state: AppState,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn serve(state: AppState, listener: TcpListener, shutdown: CancellationToken) -> anyhow::Result<()> {
     let background = jobs::spawn_all(&state, shutdown.child_token());
     let app = router(state);
     let stop = shutdown.clone();

@@ -69,9 +69,7 @@ impl WebhookSecret {
 
     /// Constant-time check of one decoded signature.
     fn verifies(&self, msg_id: &str, timestamp: i64, body: &[u8], signature: &[u8]) -> bool {
-        self.mac(msg_id, timestamp, body)
-            .verify_slice(signature)
-            .is_ok()
+        self.mac(msg_id, timestamp, body).verify_slice(signature).is_ok()
     }
 }
 
@@ -102,8 +100,7 @@ impl WebhookSecrets {
         body: &[u8],
         now: i64,
     ) -> Result<(), SignatureError> {
-        let (Some(msg_id), Some(timestamp), Some(signatures)) = (msg_id, timestamp, signatures)
-        else {
+        let (Some(msg_id), Some(timestamp), Some(signatures)) = (msg_id, timestamp, signatures) else {
             return Err(SignatureError::MissingHeaders);
         };
         if msg_id.is_empty() || msg_id.len() > 256 || signatures.len() > MAX_HEADER_LEN {
@@ -188,15 +185,8 @@ mod tests {
     fn verifies_the_reference_vectors_within_tolerance() {
         for (secret, id, ts, body, sig) in REFERENCE {
             let secrets = WebhookSecrets::parse(secret).unwrap();
-            let verify = |sig: &str, now| {
-                secrets.verify(
-                    Some(id),
-                    Some(&ts.to_string()),
-                    Some(sig),
-                    body.as_bytes(),
-                    now,
-                )
-            };
+            let verify =
+                |sig: &str, now| secrets.verify(Some(id), Some(&ts.to_string()), Some(sig), body.as_bytes(), now);
             assert_eq!(verify(sig, ts), Ok(()));
             assert_eq!(verify(sig, ts + 300), Ok(()));
             assert_eq!(verify(sig, ts - 300), Ok(()));
@@ -204,13 +194,7 @@ mod tests {
             assert_eq!(verify(&format!("v2,abc {sig}"), ts), Ok(()));
             assert_eq!(verify("v1,Zm9v", ts), Err(SignatureError::Mismatch));
             let tampered = format!("{body} ");
-            let result = secrets.verify(
-                Some(id),
-                Some(&ts.to_string()),
-                Some(sig),
-                tampered.as_bytes(),
-                ts,
-            );
+            let result = secrets.verify(Some(id), Some(&ts.to_string()), Some(sig), tampered.as_bytes(), ts);
             assert_eq!(result, Err(SignatureError::Mismatch));
         }
     }
@@ -220,13 +204,7 @@ mod tests {
         let (old, id, ts, body, sig) = REFERENCE[0];
         let secrets = WebhookSecrets::parse(&format!("{},{old}", REFERENCE[1].0)).unwrap();
         assert_eq!(
-            secrets.verify(
-                Some(id),
-                Some(&ts.to_string()),
-                Some(sig),
-                body.as_bytes(),
-                ts
-            ),
+            secrets.verify(Some(id), Some(&ts.to_string()), Some(sig), body.as_bytes(), ts),
             Ok(())
         );
     }

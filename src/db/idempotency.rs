@@ -30,11 +30,7 @@ pub struct KeyRef<'a> {
     pub key: &'a str,
 }
 
-pub async fn claim(
-    conn: &mut PgConnection,
-    key: &KeyRef<'_>,
-    request_hash: &str,
-) -> sqlx::Result<Claim> {
+pub async fn claim(conn: &mut PgConnection, key: &KeyRef<'_>, request_hash: &str) -> sqlx::Result<Claim> {
     // Insert, or take over a key that expired or whose owner died.
     let owned = sqlx::query_scalar!(
         r#"

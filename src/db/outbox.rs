@@ -22,11 +22,7 @@ fn millis(d: Duration) -> i64 {
 
 /// Claims up to `limit` due messages for `lease`, skipping rows another
 /// replica is claiming right now.
-pub async fn claim_due(
-    conn: &mut PgConnection,
-    limit: i64,
-    lease: Duration,
-) -> sqlx::Result<Vec<OutboxMessage>> {
+pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
     sqlx::query_as!(
         OutboxMessage,
         r#"
@@ -58,12 +54,7 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
 }
 
 /// Schedules another try after `delay`, keeping the last error for operators.
-pub async fn reschedule(
-    conn: &mut PgConnection,
-    ids: &[i64],
-    delay: Duration,
-    error: &str,
-) -> sqlx::Result<()> {
+pub async fn reschedule(conn: &mut PgConnection, ids: &[i64], delay: Duration, error: &str) -> sqlx::Result<()> {
     sqlx::query!(
         r#"
         update outbox_message

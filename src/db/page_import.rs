@@ -127,11 +127,7 @@ pub async fn insert_with_message(
 }
 
 /// A live (not deleted) row the actor may see.
-pub async fn find_visible(
-    conn: &mut PgConnection,
-    id: &str,
-    actor: &str,
-) -> sqlx::Result<Option<PageImport>> {
+pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<Option<PageImport>> {
     sqlx::query_as!(
         PageImport,
         r#"
@@ -302,4 +298,89 @@ pub async fn fail_timed_out(
     )
     .fetch_all(conn)
     .await
+}
+
+/// The lifecycle fence and terminal payload of a row, for the webhook. Not
+/// `Debug`: it holds the nonce.
+pub struct Fence {
+    pub attempt: i32,
+    pub nonce: String,
+    pub status: ImportStatus,
+    pub deleted: bool,
+    pub result_url: Option<String>,
+    pub capture_hash: Option<String>,
+    pub screenshot_url: Option<String>,
+    pub error_message: Option<String>,
+}
+
+pub async fn find_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<Fence>> {
+    sqlx::query_as!(
+        Fence,
+        r#"
+        select attempt, nonce, status as "status: ImportStatus", deleted_at is not null as "deleted!",
+               result_url, capture_hash, screenshot_url, error_message
+        from page_import
+        where id = $1
+        "#,
+        id,
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// The one success transition: only for the live attempt, with its nonce,
+/// while still processing and not deleted. `false` when nothing changed.
+pub async fn mark_completed_if_fenced(
+    conn: &mut PgConnection,
+    id: &str,
+    attempt: i32,
+    nonce: &str,
+    result_url: &str,
+    capture_hash: &str,
+    screenshot_url: &str,
+) -> sqlx::Result<bool> {
+    let result = sqlx::query!(
+        r#"
+        update page_import
+        set status = '1', result_url = $4, capture_hash = $5, screenshot_url = $6,
+            updated_at = now(), updated_by = 'system:capture-worker'
+        where id = $1 and attempt = $2 and nonce = $3 and status = '0' and deleted_at is null
+        "#,
+        id,
+        attempt,
+        nonce,
+        result_url,
+        capture_hash,
+        screenshot_url,
+    )
+    .execute(conn)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// The one failure transition, under the same fence as success.
+pub async fn mark_failed_if_fenced(
+    conn: &mut PgConnection,
+    id: &str,
+    attempt: i32,
+    nonce: &str,
+    error_message: &str,
+    result_url: Option<&str>,
+) -> sqlx::Result<bool> {
+    let result = sqlx::query!(
+        r#"
+        update page_import
+        set status = '2', error_message = $4, result_url = $5,
+            updated_at = now(), updated_by = 'system:capture-worker'
+        where id = $1 and attempt = $2 and nonce = $3 and status = '0' and deleted_at is null
+        "#,
+        id,
+        attempt,
+        nonce,
+        error_message,
+        result_url,
+    )
+    .execute(conn)
+    .await?;
+    Ok(result.rows_affected() == 1)
 }

@@ -9,11 +9,7 @@ use crate::db::page_import::KeysetPosition;
 const MAX_CURSOR_LEN: usize = 512;
 
 pub fn encode(position: &KeysetPosition) -> String {
-    let raw = format!(
-        "v1:{}:{}",
-        position.created_at.timestamp_micros(),
-        position.id
-    );
+    let raw = format!("v1:{}:{}", position.created_at.timestamp_micros(), position.id);
     URL_SAFE_NO_PAD.encode(raw)
 }
 
@@ -30,10 +26,7 @@ pub fn decode(cursor: &str) -> Option<KeysetPosition> {
         return None;
     }
     let created_at = DateTime::from_timestamp_micros(micros.parse().ok()?)?;
-    if id.is_empty()
-        || id.len() > 255
-        || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-    {
+    if id.is_empty() || id.len() > 255 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
         return None;
     }
     Some(KeysetPosition {

@@ -39,11 +39,9 @@ static V4_NON_GLOBAL: LazyLock<Vec<(Ipv4Net, &'static str)>> = LazyLock::new(|| 
 });
 
 /// Entries inside 192.0.0.0/24 that the registry marks globally reachable.
-const V4_GLOBAL_EXCEPTIONS: [Ipv4Addr; 2] =
-    [Ipv4Addr::new(192, 0, 0, 9), Ipv4Addr::new(192, 0, 0, 10)];
+const V4_GLOBAL_EXCEPTIONS: [Ipv4Addr; 2] = [Ipv4Addr::new(192, 0, 0, 9), Ipv4Addr::new(192, 0, 0, 10)];
 
-static V6_GLOBAL_UNICAST: LazyLock<Ipv6Net> =
-    LazyLock::new(|| "2000::/3".parse().expect("static IPv6 range"));
+static V6_GLOBAL_UNICAST: LazyLock<Ipv6Net> = LazyLock::new(|| "2000::/3".parse().expect("static IPv6 range"));
 
 static V6_NON_GLOBAL: LazyLock<Vec<(Ipv6Net, &'static str)>> = LazyLock::new(|| {
     [
@@ -59,15 +57,10 @@ static V6_NON_GLOBAL: LazyLock<Vec<(Ipv6Net, &'static str)>> = LazyLock::new(|| 
 
 /// Globally reachable entries inside 2001::/23 (AS112, AMT, and the two anycast hosts).
 static V6_GLOBAL_EXCEPTIONS: LazyLock<Vec<Ipv6Net>> = LazyLock::new(|| {
-    [
-        "2001:1::1/128",
-        "2001:1::2/128",
-        "2001:3::/32",
-        "2001:4:112::/48",
-    ]
-    .into_iter()
-    .map(|net| net.parse().expect("static IPv6 range"))
-    .collect()
+    ["2001:1::1/128", "2001:1::2/128", "2001:3::/32", "2001:4:112::/48"]
+        .into_iter()
+        .map(|net| net.parse().expect("static IPv6 range"))
+        .collect()
 });
 
 pub fn check_public(ip: IpAddr) -> Result<(), NonPublic> {
@@ -234,10 +227,7 @@ mod tests {
         let teredo: Ipv6Addr = "2001:0:4136:e378:8000:63bf:3fff:fdd2".parse().unwrap();
         assert_eq!(embedded_ipv4(teredo), Some(Ipv4Addr::new(192, 0, 2, 45)));
         let six_to_four: Ipv6Addr = "2002:c0a8:101::1".parse().unwrap();
-        assert_eq!(
-            embedded_ipv4(six_to_four),
-            Some(Ipv4Addr::new(192, 168, 1, 1))
-        );
+        assert_eq!(embedded_ipv4(six_to_four), Some(Ipv4Addr::new(192, 168, 1, 1)));
         assert_eq!(
             check_public("2002:c0a8:101::1".parse().unwrap()),
             Err(NonPublic("private-use"))

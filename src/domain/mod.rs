@@ -110,10 +110,7 @@ impl ReadySelector {
         let err = |code, msg: &str| FieldError::new("readySelector", code, msg);
         let chars = s.chars().count();
         if chars == 0 || chars > 512 {
-            return Err(err(
-                "invalid_length",
-                "readySelector must be 1 to 512 characters",
-            ));
+            return Err(err("invalid_length", "readySelector must be 1 to 512 characters"));
         }
         if s.chars().any(char::is_control) {
             return Err(err(
@@ -122,10 +119,7 @@ impl ReadySelector {
             ));
         }
         if s.trim().is_empty() || scraper::Selector::parse(s).is_err() {
-            return Err(err(
-                "invalid_selector",
-                "readySelector is not a valid CSS selector",
-            ));
+            return Err(err("invalid_selector", "readySelector is not a valid CSS selector"));
         }
         Ok(Self(s.to_owned()))
     }
@@ -167,12 +161,7 @@ mod tests {
         assert!(Viewport::parse(200, 200, None).is_ok());
         assert!(Viewport::parse(3840, 2160, Some(4.0)).is_ok());
         assert_eq!(Viewport::parse(199, 2161, Some(0.49)).unwrap_err().len(), 3);
-        assert_eq!(
-            Viewport::parse(1440, 900, None)
-                .unwrap()
-                .device_scale_factor,
-            1.0
-        );
+        assert_eq!(Viewport::parse(1440, 900, None).unwrap().device_scale_factor, 1.0);
         assert!(Viewport::parse(1440, 900, Some(f64::NAN)).is_err());
     }
 

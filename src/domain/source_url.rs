@@ -67,10 +67,7 @@ impl fmt::Display for SourceUrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Empty => write!(f, "sourceUrl is empty"),
-            Self::TooLong => write!(
-                f,
-                "sourceUrl is longer than {MAX_SOURCE_URL_CHARS} characters"
-            ),
+            Self::TooLong => write!(f, "sourceUrl is longer than {MAX_SOURCE_URL_CHARS} characters"),
             Self::WhitespaceOrControl => {
                 write!(f, "sourceUrl contains whitespace or a control character")
             }
@@ -111,9 +108,7 @@ impl SourceUrl {
             return Err(SourceUrlError::WhitespaceOrControl);
         }
         let mut url = Url::parse(trimmed).map_err(|e| match e {
-            url::ParseError::IdnaError => {
-                SourceUrlError::InvalidHost("not a valid internationalized name".into())
-            }
+            url::ParseError::IdnaError => SourceUrlError::InvalidHost("not a valid internationalized name".into()),
             other => SourceUrlError::Malformed(other.to_string()),
         })?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -195,12 +190,8 @@ fn check_domain(domain: &str, policy: SourceUrlPolicy) -> Result<String, SourceU
     }
     match psl::domain(name.as_bytes()) {
         Some(d) if d.suffix().is_known() => Ok(name.to_owned()),
-        Some(_) => Err(SourceUrlError::NonPublicHost(
-            "unknown top-level domain".into(),
-        )),
-        None => Err(SourceUrlError::NonPublicHost(
-            "the name is a public suffix".into(),
-        )),
+        Some(_) => Err(SourceUrlError::NonPublicHost("unknown top-level domain".into())),
+        None => Err(SourceUrlError::NonPublicHost("the name is a public suffix".into())),
     }
 }
 
@@ -233,10 +224,7 @@ fn check_label(label: &str) -> Result<(), SourceUrlError> {
             return invalid("reserved hyphen positions");
         }
         let (unicode, result) = idna::domain_to_unicode(label);
-        if result.is_err()
-            || unicode == label
-            || idna::domain_to_ascii(&unicode).ok().as_deref() != Some(label)
-        {
+        if result.is_err() || unicode == label || idna::domain_to_ascii(&unicode).ok().as_deref() != Some(label) {
             return invalid("not a valid internationalized label");
         }
     }
@@ -252,61 +240,35 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const STRICT: SourceUrlPolicy = SourceUrlPolicy {
-        allow_private: false,
-    };
+    const STRICT: SourceUrlPolicy = SourceUrlPolicy { allow_private: false };
 
     /// (input, Ok(normalized) | Err(code))
     const CASES: &[(&str, Result<&str, &str>)] = &[
         // Benign, with their exact stored form.
-        (
-            "https://example.com/pricing",
-            Ok("https://example.com/pricing"),
-        ),
+        ("https://example.com/pricing", Ok("https://example.com/pricing")),
         (
             "https://Example.COM:443/a/../b/./c?q=1#frag",
             Ok("https://example.com/b/c?q=1"),
         ),
-        (
-            "https://münchen.de/über",
-            Ok("https://xn--mnchen-3ya.de/%C3%BCber"),
-        ),
+        ("https://münchen.de/über", Ok("https://xn--mnchen-3ya.de/%C3%BCber")),
         ("  https://example.com/x  ", Ok("https://example.com/x")),
         ("http://example.com", Ok("http://example.com/")),
         ("http://example.com:80/", Ok("http://example.com/")),
         ("https://example.com:443", Ok("https://example.com/")),
         ("http://example.com:443/", Ok("http://example.com:443/")),
         ("https://example.com./path", Ok("https://example.com/path")),
-        (
-            "https://www.example.co.uk/",
-            Ok("https://www.example.co.uk/"),
-        ),
-        (
-            "https://foo.github.io/page",
-            Ok("https://foo.github.io/page"),
-        ),
+        ("https://www.example.co.uk/", Ok("https://www.example.co.uk/")),
+        ("https://foo.github.io/page", Ok("https://foo.github.io/page")),
         ("HTTPS://EXAMPLE.COM/Path", Ok("https://example.com/Path")),
-        (
-            "https://example.com/?q=%20x",
-            Ok("https://example.com/?q=%20x"),
-        ),
+        ("https://example.com/?q=%20x", Ok("https://example.com/?q=%20x")),
         ("https://example.com/#", Ok("https://example.com/")),
-        (
-            "https://example.com/%7Efoo",
-            Ok("https://example.com/%7Efoo"),
-        ),
+        ("https://example.com/%7Efoo", Ok("https://example.com/%7Efoo")),
         (
             "https://sub-domain.example.org/x?y",
             Ok("https://sub-domain.example.org/x?y"),
         ),
-        (
-            "https://xn--mnchen-3ya.de/",
-            Ok("https://xn--mnchen-3ya.de/"),
-        ),
-        (
-            "https://EXAMPLE.com/ä?ü=1",
-            Ok("https://example.com/%C3%A4?%C3%BC=1"),
-        ),
+        ("https://xn--mnchen-3ya.de/", Ok("https://xn--mnchen-3ya.de/")),
+        ("https://EXAMPLE.com/ä?ü=1", Ok("https://example.com/%C3%A4?%C3%BC=1")),
         ("https://8.8.8.8/", Ok("https://8.8.8.8/")),
         (
             "https://[2606:4700:4700::1111]/dns",
@@ -314,10 +276,7 @@ mod tests {
         ),
         ("https://134744072/", Ok("https://8.8.8.8/")),
         ("https://ｅｘａｍｐｌｅ.com/", Ok("https://example.com/")),
-        (
-            "https://example.com/a/%2e%2e/b",
-            Ok("https://example.com/b"),
-        ),
+        ("https://example.com/a/%2e%2e/b", Ok("https://example.com/b")),
         ("http://1.1.1.1:80", Ok("http://1.1.1.1/")),
         // Schemes, userinfo, ports.
         ("ftp://example.com/", Err("unsupported_scheme")),
@@ -325,10 +284,7 @@ mod tests {
         ("javascript:alert(1)", Err("unsupported_scheme")),
         ("data:text/html,hi", Err("unsupported_scheme")),
         ("gopher://example.com/", Err("unsupported_scheme")),
-        (
-            "https://user:pass@example.com/",
-            Err("userinfo_not_allowed"),
-        ),
+        ("https://user:pass@example.com/", Err("userinfo_not_allowed")),
         ("https://user@example.com/", Err("userinfo_not_allowed")),
         ("https://example.com:8080/", Err("port_not_allowed")),
         ("https://example.com:22/", Err("port_not_allowed")),
@@ -342,10 +298,7 @@ mod tests {
         ("https://example.com/\npath", Err("whitespace_or_control")),
         ("https://example.com/\u{0}", Err("whitespace_or_control")),
         ("https://example.com/\u{7f}", Err("whitespace_or_control")),
-        (
-            "https://example.com/a\u{2028}b",
-            Err("whitespace_or_control"),
-        ),
+        ("https://example.com/a\u{2028}b", Err("whitespace_or_control")),
         ("https://[::1/", Err("invalid_url")),
         ("https://example.com:99999/", Err("invalid_url")),
         // IPv4 literals in every spelling.
@@ -357,10 +310,7 @@ mod tests {
         ("http://%31%32%37.0.0.1/", Err("non_public_address")),
         ("http://0/", Err("non_public_address")),
         ("http://10.0.0.1/", Err("non_public_address")),
-        (
-            "http://169.254.169.254/latest/meta-data",
-            Err("non_public_address"),
-        ),
+        ("http://169.254.169.254/latest/meta-data", Err("non_public_address")),
         ("http://192.168.0.1/", Err("non_public_address")),
         ("http://100.64.1.1/", Err("non_public_address")),
         ("http://224.0.0.1/", Err("non_public_address")),
@@ -428,19 +378,14 @@ mod tests {
     #[test]
     fn over_2048_chars_is_too_long() {
         let long = format!("https://example.com/{}", "a".repeat(2048));
-        assert_eq!(
-            SourceUrl::parse(&long, STRICT).unwrap_err().code(),
-            "too_long"
-        );
+        assert_eq!(SourceUrl::parse(&long, STRICT).unwrap_err().code(), "too_long");
         let exact = format!("https://example.com/{}", "a".repeat(2048 - 20));
         assert!(SourceUrl::parse(&exact, STRICT).is_ok());
     }
 
     #[test]
     fn development_policy_accepts_private_hosts() {
-        let dev = SourceUrlPolicy {
-            allow_private: true,
-        };
+        let dev = SourceUrlPolicy { allow_private: true };
         for input in [
             "http://127.0.0.1/",
             "http://localhost/",
@@ -450,9 +395,7 @@ mod tests {
             assert!(SourceUrl::parse(input, dev).is_ok(), "{input}");
         }
         assert_eq!(
-            SourceUrl::parse("http://localhost:8080/", dev)
-                .unwrap_err()
-                .code(),
+            SourceUrl::parse("http://localhost:8080/", dev).unwrap_err().code(),
             "port_not_allowed"
         );
     }

@@ -2,6 +2,7 @@
 
 pub mod ops;
 pub mod page_imports;
+pub mod webhooks;
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -22,7 +23,7 @@ pub struct ApiJson<T> {
     pub raw: Bytes,
 }
 
-fn is_json_content_type(headers: &HeaderMap) -> bool {
+pub fn is_json_content_type(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -41,15 +42,26 @@ where
         if !is_json_content_type(req.headers()) {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let raw = Bytes::from_request(req, state).await.map_err(|rejection| {
+        let RawBody(raw) = RawBody::from_request(req, state).await?;
+        let value = axum::Json::<T>::from_bytes(&raw)?.0;
+        Ok(Self { value, raw })
+    }
+}
+
+/// The raw body within the route's limit; 413 problem+json beyond it.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        Bytes::from_request(req, state).await.map(Self).map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge
             } else {
                 ApiError::bad_request("unreadable_body", "The request body could not be read.")
             }
-        })?;
-        let value = axum::Json::<T>::from_bytes(&raw)?.0;
-        Ok(Self { value, raw })
+        })
     }
 }
 
@@ -63,12 +75,8 @@ where
 {
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        state: &S,
-    ) -> Result<Self, Self::Rejection> {
-        let axum::extract::Query(value) =
-            axum::extract::Query::<T>::from_request_parts(parts, state).await?;
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) = axum::extract::Query::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
     }
 }
@@ -83,12 +91,8 @@ where
 {
     type Rejection = ApiError;
 
-    async fn from_request_parts(
-        parts: &mut axum::http::request::Parts,
-        state: &S,
-    ) -> Result<Self, Self::Rejection> {
-        let axum::extract::Path(value) =
-            axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
     }
 }

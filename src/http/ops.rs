@@ -18,9 +18,7 @@ pub async fn healthz() -> Json<serde_json::Value> {
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     let check = async {
         let mut conn = state.pool.acquire().await?;
-        sqlx::query_scalar!("select 1 as \"one!\"")
-            .fetch_one(&mut *conn)
-            .await
+        sqlx::query_scalar!("select 1 as \"one!\"").fetch_one(&mut *conn).await
     };
     match tokio::time::timeout(std::time::Duration::from_secs(2), check).await {
         Ok(Ok(_)) => Ok(Json(json!({"status": "ready"}))),
@@ -35,10 +33,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Va
 /// `GET /metrics`: Prometheus text format.
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         state.metrics.render(),
     )
 }

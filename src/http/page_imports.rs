@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::app::AppState;
+use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::idempotency::{self, Claim, KeyRef};
 use crate::db::outbox::OutboxMessage;
@@ -90,10 +91,7 @@ impl From<PageImport> for PageImportView {
         let self_ = format!("/page-imports/{}", row.id);
         let links = Links {
             capture: row.result_url.as_ref().map(|_| format!("{self_}/capture")),
-            screenshot: row
-                .screenshot_url
-                .as_ref()
-                .map(|_| format!("{self_}/screenshot")),
+            screenshot: row.screenshot_url.as_ref().map(|_| format!("{self_}/screenshot")),
             self_,
         };
         Self {
@@ -157,15 +155,10 @@ async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreat
     if let (Some(dns), Some(host)) = (&state.dns, source_url.domain()) {
         if let Err(err) = dns.check(host).await {
             let (code, message) = match err {
-                DnsCheckError::Unresolvable => (
-                    "unresolvable_host",
-                    "the host name does not resolve".to_owned(),
-                ),
+                DnsCheckError::Unresolvable => ("unresolvable_host", "the host name does not resolve".to_owned()),
                 DnsCheckError::NonPublic(range) => (
                     "non_public_address",
-                    format!(
-                        "the host resolves to an address that is not publicly reachable ({range})"
-                    ),
+                    format!("the host resolves to an address that is not publicly reachable ({range})"),
                 ),
             };
             return Err(ApiError::field("sourceUrl", code, message));
@@ -201,11 +194,7 @@ pub async fn create(
     let mut conn = state.pool.acquire().await?;
     match idempotency::claim(&mut conn, &key_ref, &request_hash).await? {
         Claim::Owned => {}
-        Claim::Replay {
-            status,
-            location,
-            body,
-        } => return Ok(replay(status, location, body)),
+        Claim::Replay { status, location, body } => return Ok(replay(status, location, body)),
         Claim::Mismatch => {
             return Err(ApiError::unprocessable(
                 "idempotency_key_reused",
@@ -298,14 +287,7 @@ async fn create_inner(
     let location = view.links.self_.clone();
     let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
     if let Some(key) = key {
-        idempotency::complete(
-            &mut tx,
-            key,
-            StatusCode::ACCEPTED.as_u16() as i16,
-            &location,
-            &body,
-        )
-        .await?;
+        idempotency::complete(&mut tx, key, StatusCode::ACCEPTED.as_u16() as i16, &location, &body).await?;
     }
     tx.commit().await?;
     state.metrics.import_created();
@@ -368,11 +350,7 @@ pub async fn list(
     let mut errors = Vec::new();
     let limit = query.limit.unwrap_or(20);
     if !(1..=100).contains(&limit) {
-        errors.push(FieldError::new(
-            "limit",
-            "out_of_range",
-            "limit must be from 1 to 100",
-        ));
+        errors.push(FieldError::new("limit", "out_of_range", "limit must be from 1 to 100"));
     }
     let status = match query.status.as_deref() {
         None => None,
@@ -407,24 +385,10 @@ pub async fn list(
     }
 
     let mut conn = state.pool.acquire().await?;
-    if !db::project_visible(
-        &mut conn,
-        query.organization_id,
-        query.project_id,
-        &actor.subject,
-    )
-    .await?
-    {
+    if !db::project_visible(&mut conn, query.organization_id, query.project_id, &actor.subject).await? {
         return Err(ApiError::NotFound);
     }
-    let mut rows = db::list_page(
-        &mut conn,
-        query.project_id,
-        status,
-        after.as_ref(),
-        limit + 1,
-    )
-    .await?;
+    let mut rows = db::list_page(&mut conn, query.project_id, status, after.as_ref(), limit + 1).await?;
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
         rows.last().map(|last| {
@@ -440,6 +404,43 @@ pub async fn list(
         items: rows.into_iter().map(PageImportView::from).collect(),
         next_cursor,
     }))
+}
+
+/// `GET /page-imports/{id}/capture` → 302 to a presigned URL of the capture.
+pub async fn capture(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
+    artifact_redirect(state, actor, id, |row| row.result_url).await
+}
+
+/// `GET /page-imports/{id}/screenshot` → 302 to a presigned URL of the screenshot.
+pub async fn screenshot(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
+    artifact_redirect(state, actor, id, |row| row.screenshot_url).await
+}
+
+async fn artifact_redirect(
+    State(state): State<AppState>,
+    actor: Actor,
+    ApiPath(id): ApiPath<String>,
+    pick: impl FnOnce(PageImport) -> Option<String>,
+) -> Result<Response, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    let row = db::find_visible(&mut conn, &id, &actor.subject)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    drop(conn);
+    let artifact = pick(row)
+        .as_deref()
+        .and_then(ArtifactUrl::parse_stored)
+        .ok_or(ApiError::NotFound)?;
+    let url = artifacts::presigned_get(&state.s3, &artifact).await?;
+    let mut response = StatusCode::FOUND.into_response();
+    response.headers_mut().insert(
+        header::LOCATION,
+        HeaderValue::try_from(url).map_err(anyhow::Error::from)?,
+    );
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
 }
 
 /// `DELETE /page-imports/{id}` → 204 (soft delete).

@@ -74,10 +74,7 @@ impl Publisher {
     pub fn publish_after_commit(&self, message: OutboxMessage) {
         let this = self.clone();
         tokio::spawn(async move {
-            if let Err(err) = this
-                .publish_batch(&message.queue.clone(), vec![message])
-                .await
-            {
+            if let Err(err) = this.publish_batch(&message.queue.clone(), vec![message]).await {
                 tracing::warn!(error = %err, "publish after commit failed; the relay will retry");
             }
         });
@@ -94,11 +91,7 @@ impl Publisher {
         }
         let mut published = 0;
         for queue in ["page_import", "code2des"] {
-            let mine: Vec<_> = claimed
-                .iter()
-                .filter(|m| m.queue == queue)
-                .cloned()
-                .collect();
+            let mine: Vec<_> = claimed.iter().filter(|m| m.queue == queue).cloned().collect();
             for chunk in mine.chunks(BATCH_SIZE) {
                 published += self.publish_batch(queue, chunk.to_vec()).await.unwrap_or(0);
             }
@@ -108,11 +101,7 @@ impl Publisher {
 
     /// Sends up to ten messages with SendMessageBatch, deletes the accepted
     /// ones, and reschedules the rest with backoff.
-    async fn publish_batch(
-        &self,
-        queue: &str,
-        messages: Vec<OutboxMessage>,
-    ) -> anyhow::Result<usize> {
+    async fn publish_batch(&self, queue: &str, messages: Vec<OutboxMessage>) -> anyhow::Result<usize> {
         let Some(url) = self.queue_url(queue) else {
             anyhow::bail!("outbox row for unknown queue {queue}");
         };
@@ -141,11 +130,7 @@ impl Publisher {
             .await;
         let (sent, failed): (Vec<i64>, Vec<(i64, String)>) = match result {
             Ok(out) => {
-                let sent = out
-                    .successful()
-                    .iter()
-                    .filter_map(|s| s.id().parse().ok())
-                    .collect();
+                let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
                 let failed = out
                     .failed()
                     .iter()
@@ -155,10 +140,7 @@ impl Publisher {
             }
             Err(err) => {
                 let why = aws_sdk_sqs::error::DisplayErrorContext(&err).to_string();
-                (
-                    Vec::new(),
-                    messages.iter().map(|m| (m.id, why.clone())).collect(),
-                )
+                (Vec::new(), messages.iter().map(|m| (m.id, why.clone())).collect())
             }
         };
 
@@ -168,15 +150,11 @@ impl Publisher {
             self.metrics.outbox_published(queue, sent.len() as u64);
         }
         for (id, why) in &failed {
-            let attempts = messages
-                .iter()
-                .find(|m| m.id == *id)
-                .map_or(1, |m| m.attempts);
+            let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
             outbox::reschedule(&mut conn, &[*id], self.backoff(attempts), why).await?;
         }
         if let Some((_, why)) = failed.first() {
-            self.metrics
-                .outbox_publish_failed(queue, failed.len() as u64);
+            self.metrics.outbox_publish_failed(queue, failed.len() as u64);
             tracing::warn!(queue, failed = failed.len(), error = %why, "SQS publish failed");
         }
         Ok(sent.len())

@@ -15,7 +15,8 @@ fn now() -> i64 {
 }
 
 fn claims(sub: &str, overrides: Value) -> Value {
-    let mut claims = json!({"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "token_use": "id", "iat": now(), "exp": now() + 600});
+    let mut claims =
+        json!({"sub": sub, "iss": ISSUER, "aud": AUDIENCE, "token_use": "id", "iat": now(), "exp": now() + 600});
     for (k, v) in overrides.as_object().unwrap() {
         if v.is_null() {
             claims.as_object_mut().unwrap().remove(k);
@@ -83,10 +84,7 @@ async fn invalid_tokens_are_401(pool: PgPool) {
         ),
         (
             "wrong audience",
-            mint_claims(
-                &claims(sub, json!({"aud": "other-client"})),
-                Algorithm::RS256,
-            ),
+            mint_claims(&claims(sub, json!({"aud": "other-client"})), Algorithm::RS256),
         ),
         (
             "no audience at all",
@@ -100,10 +98,7 @@ async fn invalid_tokens_are_401(pool: PgPool) {
             "no expiry",
             mint_claims(&claims(sub, json!({"exp": null})), Algorithm::RS256),
         ),
-        (
-            "HS256",
-            mint_claims(&claims(sub, json!({})), Algorithm::HS256),
-        ),
+        ("HS256", mint_claims(&claims(sub, json!({})), Algorithm::HS256)),
         (
             "subject over 50 chars",
             mint_claims(&claims(&"s".repeat(51), json!({})), Algorithm::RS256),
@@ -139,19 +134,13 @@ async fn leeway_access_tokens_and_audience_lists_are_accepted(pool: PgPool) {
         (
             "Cognito access token with client_id",
             mint_claims(
-                &claims(
-                    sub,
-                    json!({"aud": null, "client_id": AUDIENCE, "token_use": "access"}),
-                ),
+                &claims(sub, json!({"aud": null, "client_id": AUDIENCE, "token_use": "access"})),
                 Algorithm::RS256,
             ),
         ),
         (
             "audience list",
-            mint_claims(
-                &claims(sub, json!({"aud": ["x", AUDIENCE]})),
-                Algorithm::RS256,
-            ),
+            mint_claims(&claims(sub, json!({"aud": ["x", AUDIENCE]})), Algorithm::RS256),
         ),
     ] {
         assert_eq!(app.get(&path, &token).await.status(), 200, "{case}");
@@ -210,11 +199,7 @@ async fn unknown_kid_refetches_the_jwks_at_most_once_per_interval(pool: PgPool) 
     );
 
     assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
-    assert_eq!(
-        app.get(&path, &rotated).await.status(),
-        401,
-        "kid not published yet"
-    );
+    assert_eq!(app.get(&path, &rotated).await.status(), 401, "kid not published yet");
     assert_eq!(
         hits.load(Ordering::SeqCst),
         2,

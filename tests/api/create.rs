@@ -40,18 +40,14 @@ async fn create_answers_202_with_location_and_the_normalized_resource(pool: PgPo
     );
     assert!(body.get("nonce").is_none());
     let created_at = body["createdAt"].as_str().unwrap();
-    assert!(
-        created_at.ends_with('Z') && created_at.len() == 24,
-        "{created_at}"
-    );
+    assert!(created_at.ends_with('Z') && created_at.len() == 24, "{created_at}");
 
-    let (status, created_by, updated_by, nonce): (String, String, String, String) = sqlx::query_as(
-        "select status::text, created_by, updated_by, nonce from page_import where id = $1",
-    )
-    .bind(id)
-    .fetch_one(&app.pool)
-    .await
-    .unwrap();
+    let (status, created_by, updated_by, nonce): (String, String, String, String) =
+        sqlx::query_as("select status::text, created_by, updated_by, nonce from page_import where id = $1")
+            .bind(id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
     assert_eq!(status, "0");
     assert_eq!(
         (created_by.as_str(), updated_by.as_str()),
@@ -137,19 +133,11 @@ async fn malformed_bodies_are_400(pool: PgPool) {
     unknown_nested["viewport"]["depth"] = json!(3);
     for (case, body, code) in [
         ("unknown field", unknown.to_string(), "invalid_body"),
-        (
-            "unknown nested field",
-            unknown_nested.to_string(),
-            "invalid_body",
-        ),
+        ("unknown nested field", unknown_nested.to_string(), "invalid_body"),
         ("missing field", missing.to_string(), "invalid_body"),
         ("wrong type", wrong_type.to_string(), "invalid_body"),
         ("non-integer width", fractional.to_string(), "invalid_body"),
-        (
-            "not JSON",
-            "{\"organizationId\": ".to_owned(),
-            "malformed_json",
-        ),
+        ("not JSON", "{\"organizationId\": ".to_owned(), "malformed_json"),
         ("JSON array", "[]".to_owned(), "invalid_body"),
         ("empty body", String::new(), "malformed_json"),
     ] {
@@ -173,11 +161,7 @@ async fn non_json_content_type_is_415(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
     let body = import_body(&tenant).to_string();
-    for content_type in [
-        Some("text/plain"),
-        Some("application/x-www-form-urlencoded"),
-        None,
-    ] {
+    for content_type in [Some("text/plain"), Some("application/x-www-form-urlencoded"), None] {
         let mut request = app
             .http
             .post(app.url("/page-imports"))
@@ -265,10 +249,7 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
         ),
         (
             json!({"viewport": {"width": 100, "height": 5000}}),
-            vec![
-                ("viewport.width", "out_of_range"),
-                ("viewport.height", "out_of_range"),
-            ],
+            vec![("viewport.width", "out_of_range"), ("viewport.height", "out_of_range")],
         ),
         (
             json!({"viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 8}}),
@@ -282,10 +263,7 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
             json!({"readySelector": "div["}),
             vec![("readySelector", "invalid_selector")],
         ),
-        (
-            json!({"readySelector": ""}),
-            vec![("readySelector", "invalid_length")],
-        ),
+        (json!({"readySelector": ""}), vec![("readySelector", "invalid_length")]),
         (
             json!({"readySelector": "#a\u{7}"}),
             vec![("readySelector", "control_character")],
@@ -316,10 +294,7 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
                 )
             })
             .collect();
-        let want: Vec<(String, String)> = expected
-            .iter()
-            .map(|(f, c)| (f.to_string(), c.to_string()))
-            .collect();
+        let want: Vec<(String, String)> = expected.iter().map(|(f, c)| (f.to_string(), c.to_string())).collect();
         assert_eq!(got, want, "{patch}");
     }
     let rows: i64 = sqlx::query_scalar("select count(*) from page_import")

@@ -7,12 +7,7 @@ use sqlx::PgPool;
 
 use crate::helpers::*;
 
-async fn post_with_key(
-    app: &TestApp,
-    tenant: &Tenant,
-    key: &str,
-    body: &Value,
-) -> reqwest::Response {
+async fn post_with_key(app: &TestApp, tenant: &Tenant, key: &str, body: &Value) -> reqwest::Response {
     app.http
         .post(app.url("/page-imports"))
         .bearer_auth(&tenant.token)
@@ -62,10 +57,7 @@ async fn the_same_key_with_a_different_body_is_422(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
     let body = import_body(&tenant);
-    assert_eq!(
-        post_with_key(&app, &tenant, "key-2", &body).await.status(),
-        202
-    );
+    assert_eq!(post_with_key(&app, &tenant, "key-2", &body).await.status(), 202);
     let mut changed = body.clone();
     changed["viewport"]["width"] = json!(1280);
     expect_problem(
@@ -108,12 +100,11 @@ async fn a_duplicate_while_the_first_is_in_flight_is_409(pool: PgPool) {
         })
     };
     let claimed = eventually(Duration::from_secs(5), || async {
-        let n: i64 = sqlx::query_scalar(
-            "select count(*) from idempotency_key where key = 'key-3' and response_status is null",
-        )
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+        let n: i64 =
+            sqlx::query_scalar("select count(*) from idempotency_key where key = 'key-3' and response_status is null")
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
         n == 1
     })
     .await;
@@ -127,11 +118,7 @@ async fn a_duplicate_while_the_first_is_in_flight_is_409(pool: PgPool) {
     let first = first.await.unwrap();
     assert_eq!(first.status(), 202);
     let first: Value = first.json().await.unwrap();
-    let third: Value = post_with_key(&app, &tenant, "key-3", &body)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let third: Value = post_with_key(&app, &tenant, "key-3", &body).await.json().await.unwrap();
     assert_eq!(third["id"], first["id"]);
     assert_eq!(row_count(&app).await, 1);
 }

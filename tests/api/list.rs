@@ -90,10 +90,12 @@ async fn default_limit_is_20_and_deleted_rows_vanish(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
     seed(&app, &tenant, 25, "2").await;
-    sqlx::query("update page_import set deleted_at = now(), deleted_by = 'x' where id in (select id from page_import limit 4)")
-        .execute(&app.pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "update page_import set deleted_at = now(), deleted_by = 'x' where id in (select id from page_import limit 4)",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
     let path = format!(
         "/page-imports?organizationId={}&projectId={}",
         tenant.organization_id, tenant.project_id

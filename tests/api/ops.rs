@@ -29,12 +29,7 @@ async fn readyz_is_503_when_the_database_is_gone(pool: PgPool) {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn unknown_routes_and_methods_are_problem_json(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
-    expect_problem(
-        app.http.get(app.url("/nope")).send().await.unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
+    expect_problem(app.http.get(app.url("/nope")).send().await.unwrap(), 404, "not_found").await;
     let response = app.http.put(app.url("/page-imports")).send().await.unwrap();
     expect_problem(response, 405, "method_not_allowed").await;
 }
@@ -69,9 +64,6 @@ async fn metrics_count_requests_by_route_and_status(pool: PgPool) {
             && l.contains("status=\"202\"")),
         "{text}"
     );
-    assert!(
-        text.contains("http_request_duration_seconds_bucket"),
-        "{text}"
-    );
+    assert!(text.contains("http_request_duration_seconds_bucket"), "{text}");
     assert!(text.contains("page_imports_created_total"), "{text}");
 }

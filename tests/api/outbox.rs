@@ -43,16 +43,11 @@ async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after
     }
     // Give the immediate publishers and the relay time to fail against the dead endpoint.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        app.outbox_len().await,
-        5,
-        "nothing was lost and nothing was published"
-    );
-    let attempts: i64 =
-        sqlx::query_scalar("select count(*) from outbox_message where last_error is not null")
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    assert_eq!(app.outbox_len().await, 5, "nothing was lost and nothing was published");
+    let attempts: i64 = sqlx::query_scalar("select count(*) from outbox_message where last_error is not null")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
     assert!(attempts > 0, "publishing was really attempted and failed");
 
     proxy.set_up(true);
@@ -62,12 +57,7 @@ async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after
         .map(|m| m["pageImportId"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(published, ids);
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            app.outbox_len().await == 0
-        })
-        .await
-    );
+    assert!(eventually(Duration::from_secs(10), || async { app.outbox_len().await == 0 }).await);
 }
 
 /// A message whose publisher died after commit (its lease ran out) is relayed.
@@ -83,12 +73,7 @@ async fn a_message_left_behind_by_a_crash_is_relayed(pool: PgPool) {
     .unwrap();
     let messages = app.receive(&app.page_import_queue_url, 1).await;
     assert_eq!(messages, vec![serde_json::json!({"orphan": true})]);
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            app.outbox_len().await == 0
-        })
-        .await
-    );
+    assert!(eventually(Duration::from_secs(5), || async { app.outbox_len().await == 0 }).await);
 }
 
 /// Two replicas relaying the same outbox publish each message once.
@@ -118,12 +103,7 @@ async fn two_relays_publish_each_message_once(pool: PgPool) {
     .await;
 
     let messages = first.receive(&first.page_import_queue_url, 60).await;
-    assert!(
-        eventually(Duration::from_secs(10), || async {
-            first.outbox_len().await == 0
-        })
-        .await
-    );
+    assert!(eventually(Duration::from_secs(10), || async { first.outbox_len().await == 0 }).await);
     // Anything published twice would show up now.
     let late = first
         .receive_within(&first.page_import_queue_url, 1, Duration::from_secs(3))

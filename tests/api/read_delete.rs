@@ -31,11 +31,8 @@ async fn unknown_and_other_tenants_imports_are_404(pool: PgPool) {
     let path = format!("/page-imports/{}", created["id"].as_str().unwrap());
     expect_problem(app.get(&path, &bob.token).await, 404, "not_found").await;
     expect_problem(
-        app.get(
-            "/page-imports/0193ffff-0000-7000-8000-000000000000",
-            &alice.token,
-        )
-        .await,
+        app.get("/page-imports/0193ffff-0000-7000-8000-000000000000", &alice.token)
+            .await,
         404,
         "not_found",
     )

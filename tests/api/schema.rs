@@ -2,10 +2,19 @@
 
 use sqlx::PgPool;
 
+/// (name, data type, character maximum length, nullable, default)
+type ColumnSpec = (
+    &'static str,
+    &'static str,
+    Option<i32>,
+    &'static str,
+    Option<&'static str>,
+);
+type ColumnRow = (String, String, Option<i32>, String, Option<String>);
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn page_import_columns_match_spec(pool: PgPool) {
-    // (name, data type, character maximum length, nullable, default)
-    let expected: &[(&str, &str, Option<i32>, &str, Option<&str>)] = &[
+    let expected: &[ColumnSpec] = &[
         ("id", "character varying", Some(255), "NO", None),
         ("organization_id", "bigint", None, "NO", None),
         ("project_id", "bigint", None, "NO", None),
@@ -20,31 +29,13 @@ async fn page_import_columns_match_spec(pool: PgPool) {
         ("viewport_width", "integer", None, "NO", None),
         ("viewport_height", "integer", None, "NO", None),
         ("device_scale_factor", "real", None, "NO", Some("1")),
-        (
-            "ready_selector",
-            "character varying",
-            Some(512),
-            "YES",
-            None,
-        ),
-        (
-            "status",
-            "USER-DEFINED",
-            None,
-            "NO",
-            Some("'0'::page_import_status"),
-        ),
+        ("ready_selector", "character varying", Some(512), "YES", None),
+        ("status", "USER-DEFINED", None, "NO", Some("'0'::page_import_status")),
         ("attempt", "integer", None, "NO", Some("1")),
         ("nonce", "character varying", Some(255), "NO", None),
         ("result_url", "character varying", Some(1000), "YES", None),
         ("capture_hash", "character varying", Some(80), "YES", None),
-        (
-            "screenshot_url",
-            "character varying",
-            Some(1000),
-            "YES",
-            None,
-        ),
+        ("screenshot_url", "character varying", Some(1000), "YES", None),
         ("error_message", "text", None, "YES", None),
         (
             "created_at",
@@ -65,7 +56,7 @@ async fn page_import_columns_match_spec(pool: PgPool) {
         ("updated_by", "character varying", Some(50), "NO", None),
         ("deleted_by", "character varying", Some(50), "YES", None),
     ];
-    let actual: Vec<(String, String, Option<i32>, String, Option<String>)> = sqlx::query_as(
+    let actual: Vec<ColumnRow> = sqlx::query_as(
         "select column_name::text, data_type::text, character_maximum_length::int, is_nullable::text, column_default::text
          from information_schema.columns
          where table_schema = 'public' and table_name = 'page_import'
@@ -111,18 +102,14 @@ async fn named_indexes_exist_with_their_columns(pool: PgPool) {
     for (name, columns) in [
         ("page_import_pkey", "(id)"),
         ("page_import_project_status_idx", "(project_id, status)"),
-        (
-            "page_import_org_project_idx",
-            "(organization_id, project_id)",
-        ),
+        ("page_import_org_project_idx", "(organization_id, project_id)"),
     ] {
-        let def: String = sqlx::query_scalar(
-            "select indexdef from pg_indexes where tablename = 'page_import' and indexname = $1",
-        )
-        .bind(name)
-        .fetch_one(&pool)
-        .await
-        .unwrap_or_else(|_| panic!("index {name} is missing"));
+        let def: String =
+            sqlx::query_scalar("select indexdef from pg_indexes where tablename = 'page_import' and indexname = $1")
+                .bind(name)
+                .fetch_one(&pool)
+                .await
+                .unwrap_or_else(|_| panic!("index {name} is missing"));
         assert!(def.ends_with(columns), "{name}: {def}");
     }
 }

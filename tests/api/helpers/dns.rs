@@ -19,12 +19,7 @@ impl DnsResponder {
     pub async fn start(records: &[(&str, &[&str])]) -> Self {
         let table: HashMap<String, Vec<IpAddr>> = records
             .iter()
-            .map(|(name, ips)| {
-                (
-                    format!("{name}."),
-                    ips.iter().map(|ip| ip.parse().unwrap()).collect(),
-                )
-            })
+            .map(|(name, ips)| (format!("{name}."), ips.iter().map(|ip| ip.parse().unwrap()).collect()))
             .collect();
         let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
         let addr = socket.local_addr().unwrap();
@@ -58,11 +53,7 @@ impl DnsResponder {
                                     (IpAddr::V6(v6), RecordType::AAAA) => RData::AAAA(AAAA(*v6)),
                                     _ => continue,
                                 };
-                                response.add_answer(Record::from_rdata(
-                                    Name::from_ascii(&name).unwrap(),
-                                    60,
-                                    rdata,
-                                ));
+                                response.add_answer(Record::from_rdata(Name::from_ascii(&name).unwrap(), 60, rdata));
                             }
                         }
                     }

@@ -30,8 +30,7 @@ pub fn repo_path(rel: &str) -> String {
 }
 
 pub fn aws_endpoint() -> String {
-    std::env::var("AWS_ENDPOINT_URL")
-        .expect("AWS_ENDPOINT_URL must point at the emulator (run scripts/test)")
+    std::env::var("AWS_ENDPOINT_URL").expect("AWS_ENDPOINT_URL must point at the emulator (run scripts/test)")
 }
 
 /// Knobs a test may turn before the app starts.
@@ -85,12 +84,7 @@ impl TestApp {
         if fifo_attrs {
             create = create.attributes(QueueAttributeName::FifoQueue, "true");
         }
-        let page_import_queue_url = create
-            .send()
-            .await
-            .expect("create capture queue")
-            .queue_url
-            .unwrap();
+        let page_import_queue_url = create.send().await.expect("create capture queue").queue_url.unwrap();
         let code2des_queue_url = aws
             .sqs
             .create_queue()
@@ -109,19 +103,13 @@ impl TestApp {
             .expect("create bucket");
 
         let mut env: HashMap<&str, String> = HashMap::from([
-            (
-                "DATABASE_URL",
-                "postgres://unused-the-pool-is-given".to_owned(),
-            ),
+            ("DATABASE_URL", "postgres://unused-the-pool-is-given".to_owned()),
             ("PAGE_IMPORT_QUEUE_URL", page_import_queue_url.clone()),
             ("CODE2DES_QUEUE_URL", code2des_queue_url.clone()),
             ("ARTIFACT_BUCKET", bucket.clone()),
             ("S3_FORCE_PATH_STYLE", "true".to_owned()),
             ("WEBHOOK_SECRET", WEBHOOK_SECRET.to_owned()),
-            (
-                "AUTH_JWKS_URL",
-                format!("file://{}", repo_path("dev/jwks.json")),
-            ),
+            ("AUTH_JWKS_URL", format!("file://{}", repo_path("dev/jwks.json"))),
             ("AUTH_ISSUER", ISSUER.to_owned()),
             ("AUTH_AUDIENCE", AUDIENCE.to_owned()),
             ("SOURCE_URL_DNS_CHECK", "false".to_owned()),
@@ -181,18 +169,16 @@ impl TestApp {
     }
 
     pub async fn tenant_for(&self, subject: &str) -> Tenant {
-        let organization_id: i64 =
-            sqlx::query_scalar("insert into organization (name) values ('org') returning id")
+        let organization_id: i64 = sqlx::query_scalar("insert into organization (name) values ('org') returning id")
+            .fetch_one(&self.pool)
+            .await
+            .unwrap();
+        let project_id: i64 =
+            sqlx::query_scalar("insert into project (organization_id, name) values ($1, 'project') returning id")
+                .bind(organization_id)
                 .fetch_one(&self.pool)
                 .await
                 .unwrap();
-        let project_id: i64 = sqlx::query_scalar(
-            "insert into project (organization_id, name) values ($1, 'project') returning id",
-        )
-        .bind(organization_id)
-        .fetch_one(&self.pool)
-        .await
-        .unwrap();
         sqlx::query("insert into organization_member (organization_id, subject) values ($1, $2)")
             .bind(organization_id)
             .bind(subject)
@@ -226,12 +212,7 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str, token: &str) -> reqwest::Response {
-        self.http
-            .get(self.url(path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
+        self.http.get(self.url(path)).bearer_auth(token).send().await.unwrap()
     }
 
     pub async fn delete(&self, path: &str, token: &str) -> reqwest::Response {
@@ -245,8 +226,7 @@ impl TestApp {
 
     /// Receives (and deletes) messages from a queue until `n` arrived or 20 s passed.
     pub async fn receive(&self, queue_url: &str, n: usize) -> Vec<Value> {
-        self.receive_within(queue_url, n, Duration::from_secs(20))
-            .await
+        self.receive_within(queue_url, n, Duration::from_secs(20)).await
     }
 
     /// Like [`receive`](Self::receive), with its own deadline.
@@ -306,15 +286,7 @@ pub fn token_for(subject: &str) -> String {
 
 pub fn mint(subject: &str, issuer: &str, audience: &str, key_path: &str, kid: &str) -> String {
     let pem = std::fs::read(key_path).unwrap();
-    mint_token(
-        &pem,
-        kid,
-        subject,
-        issuer,
-        audience,
-        Duration::from_secs(600),
-    )
-    .unwrap()
+    mint_token(&pem, kid, subject, issuer, audience, Duration::from_secs(600)).unwrap()
 }
 
 /// Signs arbitrary claims with the dev key (for expired, not-yet-valid, … tokens).
@@ -323,10 +295,8 @@ pub fn mint_claims(claims: &Value, alg: jsonwebtoken::Algorithm) -> String {
     header.kid = Some(DEV_KID.into());
     let key = match alg {
         jsonwebtoken::Algorithm::HS256 => jsonwebtoken::EncodingKey::from_secret(b"guessable"),
-        _ => jsonwebtoken::EncodingKey::from_rsa_pem(
-            &std::fs::read(repo_path("dev/dev-jwt-private.pem")).unwrap(),
-        )
-        .unwrap(),
+        _ => jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(repo_path("dev/dev-jwt-private.pem")).unwrap())
+            .unwrap(),
     };
     jsonwebtoken::encode(&header, claims, &key).unwrap()
 }

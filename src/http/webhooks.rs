@@ -1,0 +1,383 @@
+//! `POST /webhooks/page-imports`: the capture worker's signed callback (SPEC §7).
+//!
+//! Checks, in order: signature (401) → body shape (400/422) → row exists (404)
+//! → not deleted (410) → attempt and nonce (409) → artifact URLs (422) →
+//! manifest and screenshot in S3 (422) → one conditional UPDATE; when that
+//! changes nothing, a re-read tells a replay (200) from a conflict (409/410).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+
+use crate::app::AppState;
+use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
+use crate::db::page_import::{self as db, Fence};
+use crate::domain::ImportStatus;
+use crate::error::{ApiError, FieldError};
+use crate::http::{is_json_content_type, RawBody};
+
+pub const MAX_ERROR_MESSAGE_CHARS: usize = 2000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CallbackBody {
+    pub page_import_id: String,
+    pub attempt: i64,
+    pub nonce: String,
+    pub outcome: Outcome,
+    #[serde(default)]
+    pub result_url: Option<String>,
+    #[serde(default)]
+    pub capture_hash: Option<String>,
+    #[serde(default)]
+    pub screenshot_url: Option<String>,
+    #[serde(default)]
+    pub error_message: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Completed,
+    Failed,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CallbackAck {
+    pub status: ImportStatus,
+    pub replayed: bool,
+}
+
+/// A callback whose shape passed its rules.
+enum Callback {
+    Completed {
+        result_url: String,
+        capture_hash: String,
+        screenshot_url: String,
+    },
+    Failed {
+        error_message: String,
+        result_url: Option<String>,
+    },
+}
+
+impl Callback {
+    fn status(&self) -> ImportStatus {
+        match self {
+            Self::Completed { .. } => ImportStatus::Completed,
+            Self::Failed { .. } => ImportStatus::Failed,
+        }
+    }
+
+    /// Whether the row already holds exactly this outcome.
+    fn is_recorded_in(&self, fence: &Fence) -> bool {
+        match self {
+            Self::Completed {
+                result_url,
+                capture_hash,
+                screenshot_url,
+            } => {
+                fence.status == ImportStatus::Completed
+                    && fence.result_url.as_ref() == Some(result_url)
+                    && fence.capture_hash.as_ref() == Some(capture_hash)
+                    && fence.screenshot_url.as_ref() == Some(screenshot_url)
+            }
+            Self::Failed {
+                error_message,
+                result_url,
+            } => {
+                fence.status == ImportStatus::Failed
+                    && fence.error_message.as_ref() == Some(error_message)
+                    && fence.result_url == *result_url
+            }
+        }
+    }
+}
+
+/// Control characters stripped, at most 2000 characters.
+pub fn client_safe_message(raw: &str) -> String {
+    raw.chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_ERROR_MESSAGE_CHARS)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+fn is_capture_hash(s: &str) -> bool {
+    s.strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+}
+
+fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), ApiError> {
+    let mut errors = Vec::new();
+    if body.page_import_id.is_empty() || body.page_import_id.len() > 255 {
+        errors.push(FieldError::new(
+            "pageImportId",
+            "invalid_length",
+            "pageImportId must be 1 to 255 characters",
+        ));
+    }
+    let attempt = i32::try_from(body.attempt).ok().filter(|a| *a >= 1);
+    if attempt.is_none() {
+        errors.push(FieldError::new(
+            "attempt",
+            "out_of_range",
+            "attempt must be a positive 32-bit integer",
+        ));
+    }
+    if body.nonce.is_empty() || body.nonce.len() > 255 {
+        errors.push(FieldError::new(
+            "nonce",
+            "invalid_length",
+            "nonce must be 1 to 255 characters",
+        ));
+    }
+    let required = |errors: &mut Vec<FieldError>, field: &'static str, value: &Option<String>| {
+        if value.is_none() {
+            errors.push(FieldError::new(
+                field,
+                "required",
+                format!("{field} is required for this outcome"),
+            ));
+        }
+    };
+    let forbidden = |errors: &mut Vec<FieldError>, field: &'static str, value: &Option<String>| {
+        if value.is_some() {
+            errors.push(FieldError::new(
+                field,
+                "not_allowed",
+                format!("{field} is not allowed for this outcome"),
+            ));
+        }
+    };
+    match body.outcome {
+        Outcome::Completed => {
+            required(&mut errors, "resultUrl", &body.result_url);
+            required(&mut errors, "captureHash", &body.capture_hash);
+            required(&mut errors, "screenshotUrl", &body.screenshot_url);
+            forbidden(&mut errors, "errorMessage", &body.error_message);
+            if body.capture_hash.as_deref().is_some_and(|h| !is_capture_hash(h)) {
+                errors.push(FieldError::new(
+                    "captureHash",
+                    "invalid_capture_hash",
+                    "captureHash must be sha256: followed by 64 lowercase hex digits",
+                ));
+            }
+        }
+        Outcome::Failed => {
+            required(&mut errors, "errorMessage", &body.error_message);
+            forbidden(&mut errors, "captureHash", &body.capture_hash);
+            forbidden(&mut errors, "screenshotUrl", &body.screenshot_url);
+        }
+    }
+    let safe_message = body.error_message.as_deref().map(client_safe_message);
+    if safe_message.as_deref() == Some("") {
+        errors.push(FieldError::new(
+            "errorMessage",
+            "empty",
+            "errorMessage has no printable characters",
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::Validation(errors));
+    }
+    let callback = match body.outcome {
+        Outcome::Completed => Callback::Completed {
+            result_url: body.result_url.unwrap_or_default(),
+            capture_hash: body.capture_hash.unwrap_or_default(),
+            screenshot_url: body.screenshot_url.unwrap_or_default(),
+        },
+        Outcome::Failed => Callback::Failed {
+            error_message: safe_message.unwrap_or_default(),
+            result_url: body.result_url,
+        },
+    };
+    Ok((body.page_import_id, attempt.unwrap_or(1), body.nonce, callback))
+}
+
+/// `POST /webhooks/page-imports`
+pub async fn receive(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawBody(raw): RawBody,
+) -> Result<Json<CallbackAck>, ApiError> {
+    let result = receive_inner(&state, &headers, &raw).await;
+    if let Err(err) = &result {
+        state.metrics.webhook_rejected(err.code());
+    }
+    result
+}
+
+async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Result<Json<CallbackAck>, ApiError> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let now = chrono::Utc::now().timestamp();
+    state
+        .config
+        .webhook_secrets
+        .verify(
+            header("webhook-id"),
+            header("webhook-timestamp"),
+            header("webhook-signature"),
+            raw,
+            now,
+        )
+        .map_err(|err| {
+            tracing::info!(reason = err.reason(), "webhook signature rejected");
+            ApiError::Unauthorized {
+                detail: "The webhook signature is missing, invalid or outside the time window.",
+            }
+        })?;
+    if !is_json_content_type(headers) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let body: CallbackBody = axum::Json::<CallbackBody>::from_bytes(raw)?.0;
+    let (id, attempt, nonce, callback) = check_shape(body)?;
+
+    let mut conn = state.pool.acquire().await?;
+    let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
+    // Release the connection: no database resource is held across S3 I/O.
+    drop(conn);
+    check_fence(&fence, attempt, &nonce)?;
+
+    let bucket = &state.config.artifact_bucket;
+    let artifact = |field: &'static str, url: &str| {
+        ArtifactUrl::parse(url, bucket, &id, attempt).map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
+    };
+    let artifacts = match &callback {
+        Callback::Completed {
+            result_url,
+            screenshot_url,
+            ..
+        } => match (
+            artifact("resultUrl", result_url),
+            artifact("screenshotUrl", screenshot_url),
+        ) {
+            (Ok(manifest), Ok(screenshot)) => Some((manifest, screenshot)),
+            (a, b) => return Err(ApiError::Validation([a.err(), b.err()].into_iter().flatten().collect())),
+        },
+        Callback::Failed {
+            result_url: Some(url), ..
+        } => {
+            artifact("resultUrl", url).map_err(|e| ApiError::Validation(vec![e]))?;
+            None
+        }
+        Callback::Failed { result_url: None, .. } => None,
+    };
+
+    // Already terminal: decide replay or conflict without touching S3.
+    if fence.status != ImportStatus::Processing {
+        return replay_or_conflict(&fence, &callback);
+    }
+
+    if let (Some((manifest, screenshot)), Callback::Completed { capture_hash, .. }) = (&artifacts, &callback) {
+        let expected = ExpectedIdentity {
+            page_import_id: &id,
+            attempt,
+            nonce: &fence.nonce,
+            capture_hash,
+        };
+        artifacts::verify_manifest(&state.s3, manifest, &expected)
+            .await
+            .map_err(manifest_error)?;
+        artifacts::verify_exists(&state.s3, screenshot)
+            .await
+            .map_err(manifest_error)?;
+    }
+
+    let mut conn = state.pool.acquire().await?;
+    let changed = match &callback {
+        Callback::Completed {
+            result_url,
+            capture_hash,
+            screenshot_url,
+        } => {
+            db::mark_completed_if_fenced(
+                &mut conn,
+                &id,
+                attempt,
+                &nonce,
+                result_url,
+                capture_hash,
+                screenshot_url,
+            )
+            .await?
+        }
+        Callback::Failed {
+            error_message,
+            result_url,
+        } => db::mark_failed_if_fenced(&mut conn, &id, attempt, &nonce, error_message, result_url.as_deref()).await?,
+    };
+    if changed {
+        state.metrics.import_finished(callback.status().as_str());
+        tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
+        return Ok(Json(CallbackAck {
+            status: callback.status(),
+            replayed: false,
+        }));
+    }
+    // Someone else moved the row between our read and our update.
+    let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
+    check_fence(&fence, attempt, &nonce)?;
+    replay_or_conflict(&fence, &callback)
+}
+
+fn check_fence(fence: &Fence, attempt: i32, nonce: &str) -> Result<(), ApiError> {
+    if fence.deleted {
+        return Err(ApiError::Gone);
+    }
+    let nonce_ok: bool = fence.nonce.as_bytes().ct_eq(nonce.as_bytes()).into();
+    if fence.attempt != attempt || !nonce_ok {
+        return Err(ApiError::conflict(
+            "fence_mismatch",
+            "attempt and nonce do not match the live job.",
+        ));
+    }
+    Ok(())
+}
+
+fn replay_or_conflict(fence: &Fence, callback: &Callback) -> Result<Json<CallbackAck>, ApiError> {
+    if callback.is_recorded_in(fence) {
+        return Ok(Json(CallbackAck {
+            status: fence.status,
+            replayed: true,
+        }));
+    }
+    Err(ApiError::conflict(
+        "already_terminal",
+        format!("The import is already {}.", fence.status.as_str()),
+    ))
+}
+
+fn manifest_error(err: ManifestError) -> ApiError {
+    match err {
+        ManifestError::Unavailable => ApiError::Unavailable("artifact storage"),
+        ManifestError::ScreenshotMissing => ApiError::field("screenshotUrl", err.code(), err.to_string()),
+        other => ApiError::field("resultUrl", other.code(), other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_are_made_client_safe() {
+        assert_eq!(
+            client_safe_message("Timed\u{0} out\n after\t30 s\u{1b}[31m"),
+            "Timed out after30 s[31m"
+        );
+        assert_eq!(client_safe_message(&"é".repeat(3000)).chars().count(), 2000);
+    }
+
+    #[test]
+    fn capture_hash_format() {
+        assert!(is_capture_hash(&format!("sha256:{}", "a".repeat(64))));
+        assert!(!is_capture_hash(&format!("sha256:{}", "A".repeat(64))));
+        assert!(!is_capture_hash(&format!("sha1:{}", "a".repeat(64))));
+        assert!(!is_capture_hash(&format!("sha256:{}", "a".repeat(63))));
+    }
+}
