@@ -12,3 +12,4 @@ mod ops;
 mod outbox;
 mod read_delete;
 mod schema;
+mod webhooks;

@@ -4,6 +4,7 @@
 
 pub mod dns;
 pub mod proxy;
+pub mod worker;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,0 +1,134 @@
+//! A stand-in capture worker: writes artifacts to S3 and calls the signed
+//! webhook, the way a real worker would (it knows only the queue message).
+
+use aws_sdk_s3::primitives::ByteStream;
+use page_import::webhook::WebhookSecret;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::{TestApp, WEBHOOK_SECRET};
+
+/// The job as the worker learns it from the queue message.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub attempt: i64,
+    pub nonce: String,
+}
+
+pub fn sha256_hash(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+pub fn manifest(job: &Job) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "schemaVersion": 1,
+        "pageImportId": job.id,
+        "attempt": job.attempt,
+        "nonce": job.nonce,
+        "dom": "<html><body><div id=\"app\">Pricing</div></body></html>",
+        "computedStyles": {"#app": {"display": "block"}},
+        "assets": [{"url": "https://example.com/logo.png", "key": "assets/logo.png"}],
+        "screenshot": "screenshot.png",
+    }))
+    .unwrap()
+}
+
+pub const SCREENSHOT: &[u8] = b"\x89PNG\r\n\x1a\nnot really a png";
+
+impl TestApp {
+    /// Creates an import and returns the job the worker would receive.
+    pub async fn job(&self, tenant: &super::Tenant) -> Job {
+        let created = self.create_import(tenant).await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        Job {
+            nonce: self.nonce_of(&id).await,
+            id,
+            attempt: 1,
+        }
+    }
+
+    pub fn artifact_url(&self, job: &Job, name: &str) -> String {
+        format!("s3://{}/page-imports/{}/{}/{name}", self.bucket, job.id, job.attempt)
+    }
+
+    pub async fn put_object(&self, key: &str, bytes: Vec<u8>) {
+        self.s3
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    /// Uploads `manifest_bytes` and a screenshot under the job's prefix and
+    /// returns the matching `completed` callback body.
+    pub async fn upload_capture(&self, job: &Job, manifest_bytes: Vec<u8>) -> Value {
+        let prefix = format!("page-imports/{}/{}", job.id, job.attempt);
+        let hash = sha256_hash(&manifest_bytes);
+        self.put_object(&format!("{prefix}/capture.json"), manifest_bytes).await;
+        self.put_object(&format!("{prefix}/screenshot.png"), SCREENSHOT.to_vec())
+            .await;
+        self.completed_body(job, &hash)
+    }
+
+    pub fn completed_body(&self, job: &Job, capture_hash: &str) -> Value {
+        json!({
+            "pageImportId": job.id,
+            "attempt": job.attempt,
+            "nonce": job.nonce,
+            "outcome": "completed",
+            "resultUrl": self.artifact_url(job, "capture.json"),
+            "captureHash": capture_hash,
+            "screenshotUrl": self.artifact_url(job, "screenshot.png"),
+        })
+    }
+
+    pub fn failed_body(&self, job: &Job, message: &str) -> Value {
+        json!({
+            "pageImportId": job.id,
+            "attempt": job.attempt,
+            "nonce": job.nonce,
+            "outcome": "failed",
+            "errorMessage": message,
+        })
+    }
+
+    /// Sends a callback signed with the configured secret, timestamped now.
+    pub async fn callback(&self, body: &Value) -> reqwest::Response {
+        let raw = serde_json::to_vec(body).unwrap();
+        self.callback_raw(raw, WEBHOOK_SECRET, chrono::Utc::now().timestamp())
+            .await
+    }
+
+    pub async fn callback_raw(&self, raw: Vec<u8>, secret: &str, timestamp: i64) -> reqwest::Response {
+        let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        let signature = WebhookSecret::parse(secret).unwrap().sign(&msg_id, timestamp, &raw);
+        self.http
+            .post(self.url("/webhooks/page-imports"))
+            .header("content-type", "application/json")
+            .header("webhook-id", msg_id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(raw)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// The row's lifecycle columns, for checking that nothing changed.
+    pub async fn lifecycle(&self, id: &str) -> Value {
+        sqlx::query_scalar(
+            "select json_build_object('status', status, 'attempt', attempt, 'resultUrl', result_url,
+                    'captureHash', capture_hash, 'screenshotUrl', screenshot_url, 'errorMessage', error_message,
+                    'updatedAt', updated_at, 'updatedBy', updated_by, 'deleted', deleted_at is not null)
+             from page_import where id = $1",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await
+        .unwrap()
+    }
+}
