@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
-use crate::http::{self, ops, page_imports, webhooks};
+use crate::http::{self, code2des, ops, page_imports, webhooks};
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
 
@@ -101,6 +101,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/page-imports/{id}/capture", get(page_imports::capture))
         .route("/page-imports/{id}/screenshot", get(page_imports::screenshot))
+        .route("/code2des", post(code2des::create))
+        .route("/code2des/{id}", get(code2des::get))
         .layer(DefaultBodyLimit::max(http::USER_BODY_LIMIT));
 
     let callbacks = Router::new()

@@ -24,13 +24,15 @@ pub enum Claim {
     InFlight,
 }
 
-pub struct KeyRef<'a> {
-    pub subject: &'a str,
-    pub route: &'a str,
-    pub key: &'a str,
+/// A caller's key on one route: keys of different callers or routes never meet.
+#[derive(Debug, Clone)]
+pub struct IdempotencyKey {
+    pub subject: String,
+    pub route: &'static str,
+    pub key: String,
 }
 
-pub async fn claim(conn: &mut PgConnection, key: &KeyRef<'_>, request_hash: &str) -> sqlx::Result<Claim> {
+pub async fn claim(conn: &mut PgConnection, key: &IdempotencyKey, request_hash: &str) -> sqlx::Result<Claim> {
     // Insert, or take over a key that expired or whose owner died.
     let owned = sqlx::query_scalar!(
         r#"
@@ -89,7 +91,7 @@ pub async fn claim(conn: &mut PgConnection, key: &KeyRef<'_>, request_hash: &str
 /// Stores the response; call inside the transaction that did the work.
 pub async fn complete(
     conn: &mut PgConnection,
-    key: &KeyRef<'_>,
+    key: &IdempotencyKey,
     status: i16,
     location: &str,
     body: &serde_json::Value,
@@ -113,7 +115,7 @@ pub async fn complete(
 }
 
 /// Forgets an in-flight claim whose work failed, so the client can retry.
-pub async fn release(conn: &mut PgConnection, key: &KeyRef<'_>) -> sqlx::Result<()> {
+pub async fn release(conn: &mut PgConnection, key: &IdempotencyKey) -> sqlx::Result<()> {
     sqlx::query!(
         r#"
         delete from idempotency_key

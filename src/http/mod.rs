@@ -1,5 +1,7 @@
 //! HTTP glue: extractors that answer in problem+json, and shared helpers.
 
+pub mod code2des;
+pub mod idempotent;
 pub mod ops;
 pub mod page_imports;
 pub mod webhooks;
@@ -95,22 +97,4 @@ where
         let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
     }
-}
-
-/// The `Idempotency-Key` header, if present: 1–255 visible ASCII characters.
-pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let key = value
-        .to_str()
-        .ok()
-        .filter(|k| !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()))
-        .ok_or_else(|| {
-            ApiError::bad_request(
-                "invalid_idempotency_key",
-                "Idempotency-Key must be 1 to 255 visible ASCII characters.",
-            )
-        })?;
-    Ok(Some(key.to_owned()))
 }

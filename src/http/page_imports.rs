@@ -5,19 +5,18 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
-use crate::db::idempotency::{self, Claim, KeyRef};
+use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
 use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport};
 use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError};
-use crate::http::{idempotency_key, ApiJson, ApiPath, ApiQuery};
+use crate::http::{idempotent, ApiJson, ApiPath, ApiQuery};
 use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
 use crate::queue::{QueueName, LEASE};
 
@@ -180,64 +179,18 @@ pub async fn create(
     headers: HeaderMap,
     body: ApiJson<CreatePageImport>,
 ) -> Result<Response, ApiError> {
-    let key = idempotency_key(&headers)?;
     let request = validate(&state, body.value).await?;
-    let Some(key) = key else {
-        return create_inner(&state, &actor, request, None).await;
-    };
-    let key_ref = KeyRef {
-        subject: &actor.subject,
-        route: CREATE_ROUTE,
-        key: &key,
-    };
-    let request_hash = hex::encode(Sha256::digest(&body.raw));
-    let mut conn = state.pool.acquire().await?;
-    match idempotency::claim(&mut conn, &key_ref, &request_hash).await? {
-        Claim::Owned => {}
-        Claim::Replay { status, location, body } => return Ok(replay(status, location, body)),
-        Claim::Mismatch => {
-            return Err(ApiError::unprocessable(
-                "idempotency_key_reused",
-                "This Idempotency-Key was used with a different request body.",
-            ))
-        }
-        Claim::InFlight => {
-            return Err(ApiError::conflict(
-                "idempotency_key_in_flight",
-                "A request with this Idempotency-Key is still being processed.",
-            ))
-        }
-    }
-    drop(conn);
-    let result = create_inner(&state, &actor, request, Some(&key_ref)).await;
-    if result.is_err() {
-        // Let the client retry with the same key.
-        if let Ok(mut conn) = state.pool.acquire().await {
-            if let Err(err) = idempotency::release(&mut conn, &key_ref).await {
-                tracing::warn!(error = %err, "could not release idempotency key");
-            }
-        }
-    }
-    result
-}
-
-fn replay(status: i16, location: Option<String>, body: serde_json::Value) -> Response {
-    let status = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::ACCEPTED);
-    let mut response = (status, Json(body)).into_response();
-    if let Some(location) = location.and_then(|l| HeaderValue::try_from(l).ok()) {
-        response.headers_mut().insert(header::LOCATION, location);
-    }
-    response
-        .headers_mut()
-        .insert("idempotent-replayed", HeaderValue::from_static("true"));
-    response
+    idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| {
+        create_inner(&state, &actor, request, key)
+    })
+    .await
 }
 
 async fn create_inner(
     state: &AppState,
     actor: &Actor,
     request: ValidCreate,
-    key: Option<&KeyRef<'_>>,
+    key: Option<IdempotencyKey>,
 ) -> Result<Response, ApiError> {
     let id = Uuid::now_v7().to_string();
     let nonce = Nonce::generate();
@@ -287,7 +240,7 @@ async fn create_inner(
     let location = view.links.self_.clone();
     let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
     if let Some(key) = key {
-        idempotency::complete(&mut tx, key, StatusCode::ACCEPTED.as_u16() as i16, &location, &body).await?;
+        idempotency::complete(&mut tx, &key, StatusCode::ACCEPTED.as_u16() as i16, &location, &body).await?;
     }
     tx.commit().await?;
     state.metrics.import_created();
@@ -303,12 +256,7 @@ async fn create_inner(
         attempts: 0,
     });
 
-    let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
-    response.headers_mut().insert(
-        header::LOCATION,
-        HeaderValue::try_from(location).map_err(anyhow::Error::from)?,
-    );
-    Ok(response)
+    idempotent::accepted(&location, &body)
 }
 
 /// `GET /page-imports/{id}`

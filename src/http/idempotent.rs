@@ -1,0 +1,110 @@
+//! `Idempotency-Key` handling shared by every create route: claim the key,
+//! replay a finished response, refuse a mismatch (422) or a duplicate in
+//! flight (409), and release the key when the work fails.
+
+use std::future::Future;
+
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sha2::{Digest, Sha256};
+
+use crate::app::AppState;
+use crate::auth::Actor;
+use crate::db::idempotency::{self, Claim, IdempotencyKey};
+use crate::error::ApiError;
+
+/// Runs `work` at most once per (caller, route, key). `work` receives the key
+/// so it can record its response in the same transaction as its data.
+pub async fn run<F, Fut>(
+    state: &AppState,
+    actor: &Actor,
+    headers: &HeaderMap,
+    raw_body: &[u8],
+    route: &'static str,
+    work: F,
+) -> Result<Response, ApiError>
+where
+    F: FnOnce(Option<IdempotencyKey>) -> Fut,
+    Fut: Future<Output = Result<Response, ApiError>>,
+{
+    let Some(key) = header_key(headers)? else {
+        return work(None).await;
+    };
+    let key = IdempotencyKey {
+        subject: actor.subject.clone(),
+        route,
+        key,
+    };
+    let request_hash = hex::encode(Sha256::digest(raw_body));
+    let mut conn = state.pool.acquire().await?;
+    match idempotency::claim(&mut conn, &key, &request_hash).await? {
+        Claim::Owned => {}
+        Claim::Replay { status, location, body } => return Ok(replay(status, location, body)),
+        Claim::Mismatch => {
+            return Err(ApiError::unprocessable(
+                "idempotency_key_reused",
+                "This Idempotency-Key was used with a different request body.",
+            ))
+        }
+        Claim::InFlight => {
+            return Err(ApiError::conflict(
+                "idempotency_key_in_flight",
+                "A request with this Idempotency-Key is still being processed.",
+            ))
+        }
+    }
+    drop(conn);
+    let result = work(Some(key.clone())).await;
+    if result.is_err() {
+        // Let the client retry with the same key.
+        let released = async {
+            let mut conn = state.pool.acquire().await?;
+            idempotency::release(&mut conn, &key).await
+        };
+        if let Err(err) = released.await {
+            tracing::warn!(error = %err, "could not release idempotency key");
+        }
+    }
+    result
+}
+
+/// The `Idempotency-Key` header, if present: 1–255 visible ASCII characters.
+fn header_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .filter(|k| !k.is_empty() && k.len() <= 255 && k.bytes().all(|b| b.is_ascii_graphic()))
+        .ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to 255 visible ASCII characters.",
+            )
+        })?;
+    Ok(Some(key.to_owned()))
+}
+
+fn replay(status: i16, location: Option<String>, body: serde_json::Value) -> Response {
+    let status = StatusCode::from_u16(status as u16).unwrap_or(StatusCode::ACCEPTED);
+    let mut response = (status, Json(body)).into_response();
+    if let Some(location) = location.and_then(|l| HeaderValue::try_from(l).ok()) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+/// The 202 answer of a create route: `Location` and the JSON body.
+pub fn accepted(location: &str, body: &serde_json::Value) -> Result<Response, ApiError> {
+    let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
+    response.headers_mut().insert(
+        header::LOCATION,
+        HeaderValue::try_from(location).map_err(anyhow::Error::from)?,
+    );
+    Ok(response)
+}
