@@ -112,7 +112,8 @@ pub fn router(state: AppState) -> Router {
     let ops = Router::new()
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics));
+        .route("/metrics", get(ops::metrics))
+        .route("/openapi.json", get(crate::openapi::openapi_json));
 
     Router::new()
         .merge(user)

@@ -11,9 +11,13 @@ use serde::Serialize;
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// A field-level validation failure (422).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct FieldError {
+    /// The JSON path of the field, e.g. `viewport.width`.
+    #[schema(value_type = String)]
     pub field: &'static str,
+    /// Stable snake_case code, e.g. `non_public_address`.
+    #[schema(value_type = String)]
     pub code: &'static str,
     pub message: String,
 }
@@ -136,16 +140,19 @@ impl ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
+/// RFC 9457 problem details, as every error body of this service.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Problem {
     #[serde(rename = "type")]
-    type_: String,
-    title: &'a str,
-    status: u16,
-    detail: String,
-    code: &'a str,
+    pub type_: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// Stable snake_case error code.
+    pub code: String,
+    /// Field-level errors (422 validation failures only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    errors: Option<&'a [FieldError]>,
+    pub errors: Option<Vec<FieldError>>,
 }
 
 impl IntoResponse for ApiError {
@@ -159,12 +166,12 @@ impl IntoResponse for ApiError {
         let code = self.code();
         let problem = Problem {
             type_: format!("https://page-import.dev/problems/{}", code.replace('_', "-")),
-            title: status.canonical_reason().unwrap_or("Error"),
+            title: status.canonical_reason().unwrap_or("Error").to_owned(),
             status: status.as_u16(),
             detail: self.detail(),
-            code,
+            code: code.to_owned(),
             errors: match &self {
-                Self::Validation(errors) => Some(errors),
+                Self::Validation(errors) => Some(errors.clone()),
                 _ => None,
             },
         };

@@ -13,6 +13,7 @@ pub mod error;
 pub mod http;
 pub mod jobs;
 pub mod metrics;
+pub mod openapi;
 pub mod queue;
 pub mod server;
 pub mod telemetry;

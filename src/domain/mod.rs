@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Lifecycle status, stored as the `page_import_status` enum ('0', '1', '2').
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, Serialize, Deserialize, utoipa::ToSchema)]
 #[sqlx(type_name = "page_import_status")]
 #[serde(rename_all = "lowercase")]
 pub enum ImportStatus {
@@ -45,7 +45,7 @@ impl ImportStatus {
 }
 
 /// Code2Des job status, the same codes in their own enum type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type, Serialize, Deserialize, utoipa::ToSchema)]
 #[sqlx(type_name = "code2des_status")]
 #[serde(rename_all = "lowercase")]
 pub enum Code2DesStatus {

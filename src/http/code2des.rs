@@ -13,14 +13,14 @@ use crate::db::code2des::{self as db, Code2Des, NewCode2Des};
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
 use crate::domain::{Code2DesStatus, ImportStatus};
-use crate::error::ApiError;
+use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, ApiJson, ApiPath};
 use crate::queue::messages::Code2DesJob;
 use crate::queue::{QueueName, LEASE};
 
 const CREATE_ROUTE: &str = "POST /code2des";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateCode2Des {
     pub organization_id: i64,
@@ -28,7 +28,7 @@ pub struct CreateCode2Des {
     pub page_import_id: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Code2DesView {
     pub id: String,
@@ -43,7 +43,7 @@ pub struct Code2DesView {
     pub links: Code2DesLinks,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Code2DesLinks {
     #[serde(rename = "self")]
@@ -72,7 +72,24 @@ impl From<Code2Des> for Code2DesView {
     }
 }
 
-/// `POST /code2des` → 202 with `Location`.
+/// Start a Code2Des job from a completed page import; the import is not modified.
+#[utoipa::path(
+    post, path = "/code2des", operation_id = "createCode2Des", tag = "code2des",
+    request_body = CreateCode2Des,
+    params(("Idempotency-Key" = Option<String>, Header, description = "As for page imports")),
+    responses(
+        (status = 202, body = Code2DesView, headers(("Location" = String, description = "/code2des/{id}"))),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Import not visible, deleted, or not in that project", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "page_import_not_ready, or Idempotency-Key in flight", body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 415, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn create(
     State(state): State<AppState>,
     actor: Actor,
@@ -158,7 +175,18 @@ async fn create_inner(
     idempotent::accepted(&location, &body)
 }
 
-/// `GET /code2des/{id}`
+/// Read one Code2Des job.
+#[utoipa::path(
+    get, path = "/code2des/{id}", operation_id = "getCode2Des", tag = "code2des",
+    params(("id" = String, Path)),
+    responses(
+        (status = 200, body = Code2DesView),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,

@@ -4,24 +4,34 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde_json::json;
 
 use crate::app::AppState;
-use crate::error::ApiError;
+use crate::error::{ApiError, Problem};
 
-/// `GET /healthz`: the process is alive.
-pub async fn healthz() -> Json<serde_json::Value> {
-    Json(json!({"status": "ok"}))
+/// `{"status": "ok"}` or `{"status": "ready"}`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Status {
+    pub status: &'static str,
 }
 
-/// `GET /readyz`: the database answers; 503 problem+json when it does not.
-pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+/// The process is alive.
+#[utoipa::path(get, path = "/healthz", tag = "operations", operation_id = "healthz", responses((status = 200, body = Status)))]
+pub async fn healthz() -> Json<Status> {
+    Json(Status { status: "ok" })
+}
+
+/// The database answers; 503 when it does not.
+#[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz", responses(
+    (status = 200, body = Status),
+    (status = 503, body = Problem, content_type = "application/problem+json"),
+))]
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
     let check = async {
         let mut conn = state.pool.acquire().await?;
         sqlx::query_scalar!("select 1 as \"one!\"").fetch_one(&mut *conn).await
     };
     match tokio::time::timeout(std::time::Duration::from_secs(2), check).await {
-        Ok(Ok(_)) => Ok(Json(json!({"status": "ready"}))),
+        Ok(Ok(_)) => Ok(Json(Status { status: "ready" })),
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness check failed");
             Err(ApiError::Unavailable("database"))
@@ -30,7 +40,8 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Va
     }
 }
 
-/// `GET /metrics`: Prometheus text format.
+/// Prometheus text format.
+#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics", responses((status = 200, content_type = "text/plain", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],

@@ -15,14 +15,14 @@ use crate::db::outbox::OutboxMessage;
 use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport};
 use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, FieldError, Problem};
 use crate::http::{idempotent, ApiJson, ApiPath, ApiQuery};
 use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
 use crate::queue::{QueueName, LEASE};
 
 const CREATE_ROUTE: &str = "POST /page-imports";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreatePageImport {
     pub organization_id: i64,
@@ -33,7 +33,7 @@ pub struct CreatePageImport {
     pub ready_selector: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ViewportBody {
     pub width: i64,
@@ -43,7 +43,7 @@ pub struct ViewportBody {
 }
 
 /// The resource as users see it (SPEC §6). It has no nonce field at all.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageImportView {
     pub id: String,
@@ -65,7 +65,7 @@ pub struct PageImportView {
     pub links: Links,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ViewportView {
     pub width: i32,
@@ -73,7 +73,7 @@ pub struct ViewportView {
     pub device_scale_factor: f32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Links {
     #[serde(rename = "self")]
     pub self_: String,
@@ -172,7 +172,25 @@ async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreat
     })
 }
 
-/// `POST /page-imports` → 202 with `Location`.
+/// Create a page import: records the `processing` row and queues the capture job.
+#[utoipa::path(
+    post, path = "/page-imports", operation_id = "createPageImport", tag = "page-imports",
+    request_body = CreatePageImport,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Up to 255 visible ASCII characters; a repeat with the same body replays the first response for 24 h")),
+    responses(
+        (status = 202, description = "Accepted; the capture job is queued", body = PageImportView,
+         headers(("Location" = String, description = "/page-imports/{id}"))),
+        (status = 400, description = "Malformed JSON, missing, unknown or mistyped field", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Project not visible to the caller", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The same Idempotency-Key is still in flight", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 16 KiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Content-Type is not application/json", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid values, or the Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "A dependency is unavailable", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn create(
     State(state): State<AppState>,
     actor: Actor,
@@ -259,7 +277,18 @@ async fn create_inner(
     idempotent::accepted(&location, &body)
 }
 
-/// `GET /page-imports/{id}`
+/// Read one page import.
+#[utoipa::path(
+    get, path = "/page-imports/{id}", operation_id = "getPageImport", tag = "page-imports",
+    params(("id" = String, Path, description = "The import's UUIDv7")),
+    responses(
+        (status = 200, body = PageImportView),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown, deleted, or another tenant's", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,
@@ -272,24 +301,44 @@ pub async fn get(
     Ok(Json(row.into()))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     pub organization_id: i64,
     pub project_id: i64,
+    /// processing | completed | failed
+    #[param(value_type = Option<ImportStatus>)]
     pub status: Option<String>,
+    /// 1–100, default 20
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<i64>,
+    /// Opaque; `nextCursor` of the previous page
     pub cursor: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageImportList {
     pub items: Vec<PageImportView>,
     pub next_cursor: Option<String>,
 }
 
-/// `GET /page-imports?organizationId=&projectId=&status=&limit=&cursor=`
+/// List a project's page imports, newest first (keyset pagination). Code2Des
+/// picks its sources with `status=completed`.
+#[utoipa::path(
+    get, path = "/page-imports", operation_id = "listPageImports", tag = "page-imports",
+    params(ListQuery),
+    responses(
+        (status = 200, body = PageImportList),
+        (status = 400, description = "Missing or mistyped query parameter", body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Project not visible to the caller", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "limit, status or cursor out of range", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn list(
     State(state): State<AppState>,
     actor: Actor,
@@ -354,12 +403,34 @@ pub async fn list(
     }))
 }
 
-/// `GET /page-imports/{id}/capture` → 302 to a presigned URL of the capture.
+/// Redirect to a presigned S3 URL (≤ 5 min) of the capture manifest.
+#[utoipa::path(
+    get, path = "/page-imports/{id}/capture", operation_id = "getCaptureArtifact", tag = "page-imports",
+    params(("id" = String, Path)),
+    responses(
+        (status = 302, description = "Redirect to the artifact", headers(("Location" = String))),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such import, or no artifact yet", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn capture(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
     artifact_redirect(state, actor, id, |row| row.result_url).await
 }
 
-/// `GET /page-imports/{id}/screenshot` → 302 to a presigned URL of the screenshot.
+/// Redirect to a presigned S3 URL (≤ 5 min) of the screenshot.
+#[utoipa::path(
+    get, path = "/page-imports/{id}/screenshot", operation_id = "getScreenshotArtifact", tag = "page-imports",
+    params(("id" = String, Path)),
+    responses(
+        (status = 302, description = "Redirect to the artifact", headers(("Location" = String))),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such import, or no artifact yet", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn screenshot(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
     artifact_redirect(state, actor, id, |row| row.screenshot_url).await
 }
@@ -391,7 +462,18 @@ async fn artifact_redirect(
     Ok(response)
 }
 
-/// `DELETE /page-imports/{id}` → 204 (soft delete).
+/// Soft-delete a page import; later callbacks for it answer 410.
+#[utoipa::path(
+    delete, path = "/page-imports/{id}", operation_id = "deletePageImport", tag = "page-imports",
+    params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     actor: Actor,

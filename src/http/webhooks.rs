@@ -16,12 +16,12 @@ use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
 use crate::db::page_import::{self as db, Fence};
 use crate::domain::ImportStatus;
-use crate::error::{ApiError, FieldError};
+use crate::error::{ApiError, FieldError, Problem};
 use crate::http::{is_json_content_type, RawBody};
 
 pub const MAX_ERROR_MESSAGE_CHARS: usize = 2000;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CallbackBody {
     pub page_import_id: String,
@@ -38,14 +38,14 @@ pub struct CallbackBody {
     pub error_message: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     Completed,
     Failed,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CallbackAck {
     pub status: ImportStatus,
     pub replayed: bool,
@@ -199,7 +199,28 @@ fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), Ap
     Ok((body.page_import_id, attempt.unwrap_or(1), body.nonce, callback))
 }
 
-/// `POST /webhooks/page-imports`
+/// The capture worker's callback, signed per Standard Webhooks.
+#[utoipa::path(
+    post, path = "/webhooks/page-imports", operation_id = "receivePageImportCallback", tag = "worker",
+    request_body = CallbackBody,
+    params(
+        ("webhook-id" = String, Header, description = "Message id; reuse it for retries of the same callback"),
+        ("webhook-timestamp" = String, Header, description = "Unix seconds; ±300 s"),
+        ("webhook-signature" = String, Header, description = "Space-separated `v1,<base64 HMAC-SHA256(secret, id.timestamp.body)>`"),
+    ),
+    responses(
+        (status = 200, description = "Recorded, or an exact replay", body = CallbackAck),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "fence_mismatch or already_terminal", body = Problem, content_type = "application/problem+json"),
+        (status = 410, description = "The import was deleted; stop", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over 64 KiB", body = Problem, content_type = "application/problem+json"),
+        (status = 415, body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid shape, artifact URL, or manifest", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    )
+)]
 pub async fn receive(
     State(state): State<AppState>,
     headers: HeaderMap,

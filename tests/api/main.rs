@@ -12,5 +12,6 @@ mod list;
 mod ops;
 mod outbox;
 mod read_delete;
+mod resilience;
 mod schema;
 mod webhooks;

@@ -67,3 +67,24 @@ async fn metrics_count_requests_by_route_and_status(pool: PgPool) {
     assert!(text.contains("http_request_duration_seconds_bucket"), "{text}");
     assert!(text.contains("page_imports_created_total"), "{text}");
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn openapi_json_is_served_and_equals_the_committed_copy(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let response = app.http.get(app.url("/openapi.json")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let served = response.text().await.unwrap();
+    assert_eq!(served, std::fs::read_to_string(repo_path("openapi.json")).unwrap());
+    let doc: Value = serde_json::from_str(&served).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in [
+        "/page-imports",
+        "/page-imports/{id}",
+        "/code2des",
+        "/webhooks/page-imports",
+        "/metrics",
+    ] {
+        assert!(doc["paths"].get(path).is_some(), "{path} is documented");
+    }
+}

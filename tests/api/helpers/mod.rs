@@ -3,6 +3,7 @@
 //! named by `AWS_ENDPOINT_URL` (started by `scripts/test`).
 
 pub mod dns;
+pub mod process;
 pub mod proxy;
 pub mod worker;
 

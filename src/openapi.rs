@@ -1,0 +1,65 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations and
+//! served at `GET /openapi.json`. `openapi.json` at the repository root is
+//! the committed copy; a test fails when it is stale.
+
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::http::{code2des, ops, page_imports, webhooks};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Page Import service", license(name = "Proprietary"), description = "Capture jobs for public web pages, their worker callbacks, and Code2Des jobs."),
+    paths(
+        page_imports::create, page_imports::list, page_imports::get, page_imports::delete,
+        page_imports::capture, page_imports::screenshot,
+        code2des::create, code2des::get,
+        webhooks::receive,
+        ops::healthz, ops::readyz, ops::metrics, openapi_json,
+    ),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut scheme = Http::new(HttpAuthScheme::Bearer);
+        scheme.bearer_format = Some("JWT".into());
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
+
+/// The document as pretty JSON, exactly as committed.
+pub fn document() -> String {
+    ApiDoc::openapi()
+        .to_pretty_json()
+        .expect("the OpenAPI document serializes")
+        + "\n"
+}
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "openapi", responses((status = 200, content_type = "application/json", body = Object)))]
+pub async fn openapi_json() -> impl axum::response::IntoResponse {
+    ([(axum::http::header::CONTENT_TYPE, "application/json")], document())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Regenerate with `UPDATE_OPENAPI=1 cargo test --lib openapi`.
+    #[test]
+    fn committed_openapi_json_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+        let generated = super::document();
+        if std::env::var_os("UPDATE_OPENAPI").is_some() {
+            std::fs::write(path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "openapi.json is stale: run UPDATE_OPENAPI=1 cargo test --lib openapi"
+        );
+    }
+}
