@@ -66,6 +66,7 @@ impl AppState {
             config.page_import_queue_url.clone(),
             config.code2des_queue_url.clone(),
             config.outbox_max_backoff,
+            config.outbox_lease,
             metrics.clone(),
         );
         let dns = if config.source_url_dns_check {

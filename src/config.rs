@@ -30,6 +30,7 @@ pub struct Config {
     pub request_timeout: Duration,
     pub outbox_relay_interval: Duration,
     pub outbox_max_backoff: Duration,
+    pub outbox_lease: Duration,
     pub sweeper_interval: Duration,
 }
 
@@ -209,6 +210,7 @@ impl Config {
             request_timeout: env.millis("REQUEST_TIMEOUT_MS", 10_000)?,
             outbox_relay_interval: env.millis("OUTBOX_RELAY_INTERVAL_MS", 1_000)?,
             outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,
+            outbox_lease: env.millis("OUTBOX_LEASE_MS", 30_000)?,
             sweeper_interval: env.millis("SWEEPER_INTERVAL_MS", 30_000)?,
         })
     }

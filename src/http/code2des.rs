@@ -16,7 +16,7 @@ use crate::domain::{Code2DesStatus, ImportStatus};
 use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, ApiJson, ApiPath};
 use crate::queue::messages::Code2DesJob;
-use crate::queue::{QueueName, LEASE};
+use crate::queue::QueueName;
 
 const CREATE_ROUTE: &str = "POST /code2des";
 
@@ -152,7 +152,8 @@ async fn create_inner(
         capture_hash: &capture_hash,
         actor: &actor.subject,
     };
-    let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &message_body, LEASE.as_millis() as i64).await?;
+    let (row, outbox_id) =
+        db::insert_with_message(&mut tx, &new, &message_body, state.publisher.lease().as_millis() as i64).await?;
     let project_id = row.project_id;
     let view = Code2DesView::from(row);
     let location = view.links.self_.clone();

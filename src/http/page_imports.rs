@@ -18,7 +18,7 @@ use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewp
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::{idempotent, ApiJson, ApiPath, ApiQuery};
 use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
-use crate::queue::{QueueName, LEASE};
+use crate::queue::QueueName;
 
 const CREATE_ROUTE: &str = "POST /page-imports";
 
@@ -246,21 +246,41 @@ async fn create_inner(
     };
     let outbound = OutboundMessage {
         body: &message_body,
-        lease_ms: LEASE.as_millis() as i64,
+        lease_ms: state.publisher.lease().as_millis() as i64,
     };
 
-    let mut tx = state.pool.begin().await?;
-    let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &outbound)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let project_id = row.project_id;
-    let view = PageImportView::from(row);
+    // The row and its message are one statement, so without an idempotency
+    // key no explicit transaction (and no extra round trips) is needed.
+    let (view, outbox_id) = match key {
+        None => {
+            let mut conn = state.pool.acquire().await?;
+            let (row, outbox_id) = db::insert_with_message(&mut conn, &new, &outbound)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            (PageImportView::from(row), outbox_id)
+        }
+        Some(key) => {
+            let mut tx = state.pool.begin().await?;
+            let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &outbound)
+                .await?
+                .ok_or(ApiError::NotFound)?;
+            let view = PageImportView::from(row);
+            let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
+            idempotency::complete(
+                &mut tx,
+                &key,
+                StatusCode::ACCEPTED.as_u16() as i16,
+                &view.links.self_,
+                &body,
+            )
+            .await?;
+            tx.commit().await?;
+            (view, outbox_id)
+        }
+    };
+    let project_id = view.project_id;
     let location = view.links.self_.clone();
     let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
-    if let Some(key) = key {
-        idempotency::complete(&mut tx, &key, StatusCode::ACCEPTED.as_u16() as i16, &location, &body).await?;
-    }
-    tx.commit().await?;
     state.metrics.import_created();
     tracing::info!(page_import_id = %id, project_id, "page import created");
 

@@ -11,9 +11,6 @@ use sqlx::PgPool;
 
 use crate::db::outbox::{self, OutboxMessage};
 
-/// How long a publisher holds a claimed message before another may take it.
-/// Longer than the SDK's whole operation timeout, so a lease never expires mid-send.
-pub const LEASE: Duration = Duration::from_secs(30);
 const BATCH_SIZE: usize = 10;
 const CLAIM_LIMIT: i64 = 100;
 
@@ -39,6 +36,7 @@ pub struct Publisher {
     page_import_queue_url: String,
     code2des_queue_url: String,
     max_backoff: Duration,
+    lease: Duration,
     metrics: crate::metrics::Metrics,
 }
 
@@ -49,6 +47,7 @@ impl Publisher {
         page_import_queue_url: String,
         code2des_queue_url: String,
         max_backoff: Duration,
+        lease: Duration,
         metrics: crate::metrics::Metrics,
     ) -> Self {
         Self {
@@ -57,8 +56,16 @@ impl Publisher {
             page_import_queue_url,
             code2des_queue_url,
             max_backoff,
+            lease,
             metrics,
         }
+    }
+
+    /// How long a publisher holds a claimed message before another may take
+    /// it; longer than the SDK's whole operation timeout in production, so a
+    /// lease does not run out mid-send.
+    pub fn lease(&self) -> Duration {
+        self.lease
     }
 
     fn queue_url(&self, queue: &str) -> Option<&str> {
@@ -70,11 +77,13 @@ impl Publisher {
     }
 
     /// Publishes one message whose lease the caller holds (it was inserted
-    /// leased). Runs detached from the request; failures are left to the relay.
+    /// leased). Runs detached from the request. A failure writes nothing: the
+    /// lease runs out and the relay takes the message, which keeps the
+    /// database work of a create the same whether SQS is up or down.
     pub fn publish_after_commit(&self, message: OutboxMessage) {
         let this = self.clone();
         tokio::spawn(async move {
-            if let Err(err) = this.publish_batch(&message.queue.clone(), vec![message]).await {
+            if let Err(err) = this.publish_batch(&message.queue.clone(), vec![message], false).await {
                 tracing::warn!(error = %err, "publish after commit failed; the relay will retry");
             }
         });
@@ -84,7 +93,7 @@ impl Publisher {
     /// Returns how many were published.
     pub async fn relay_once(&self) -> anyhow::Result<usize> {
         let mut conn = self.pool.acquire().await?;
-        let claimed = outbox::claim_due(&mut conn, CLAIM_LIMIT, LEASE).await?;
+        let claimed = outbox::claim_due(&mut conn, CLAIM_LIMIT, self.lease).await?;
         drop(conn);
         if claimed.is_empty() {
             return Ok(0);
@@ -93,15 +102,20 @@ impl Publisher {
         for queue in ["page_import", "code2des"] {
             let mine: Vec<_> = claimed.iter().filter(|m| m.queue == queue).cloned().collect();
             for chunk in mine.chunks(BATCH_SIZE) {
-                published += self.publish_batch(queue, chunk.to_vec()).await.unwrap_or(0);
+                published += self.publish_batch(queue, chunk.to_vec(), true).await.unwrap_or(0);
             }
         }
         Ok(published)
     }
 
     /// Sends up to ten messages with SendMessageBatch, deletes the accepted
-    /// ones, and reschedules the rest with backoff.
-    async fn publish_batch(&self, queue: &str, messages: Vec<OutboxMessage>) -> anyhow::Result<usize> {
+    /// ones, and (when asked) reschedules the rest with backoff.
+    async fn publish_batch(
+        &self,
+        queue: &str,
+        messages: Vec<OutboxMessage>,
+        reschedule: bool,
+    ) -> anyhow::Result<usize> {
         let Some(url) = self.queue_url(queue) else {
             anyhow::bail!("outbox row for unknown queue {queue}");
         };
@@ -144,14 +158,17 @@ impl Publisher {
             }
         };
 
-        let mut conn = self.pool.acquire().await?;
         if !sent.is_empty() {
+            let mut conn = self.pool.acquire().await?;
             outbox::delete_published(&mut conn, &sent).await?;
             self.metrics.outbox_published(queue, sent.len() as u64);
         }
-        for (id, why) in &failed {
-            let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
-            outbox::reschedule(&mut conn, &[*id], self.backoff(attempts), why).await?;
+        if reschedule && !failed.is_empty() {
+            let mut conn = self.pool.acquire().await?;
+            for (id, why) in &failed {
+                let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
+                outbox::reschedule(&mut conn, &[*id], self.backoff(attempts), why).await?;
+            }
         }
         if let Some((_, why)) = failed.first() {
             self.metrics.outbox_publish_failed(queue, failed.len() as u64);

@@ -117,6 +117,7 @@ impl TestApp {
             ("SOURCE_URL_DNS_CHECK", "false".to_owned()),
             ("OUTBOX_RELAY_INTERVAL_MS", "100".to_owned()),
             ("OUTBOX_MAX_BACKOFF_MS", "1000".to_owned()),
+            ("OUTBOX_LEASE_MS", "3000".to_owned()),
             ("SWEEPER_INTERVAL_MS", "3600000".to_owned()),
             ("LOG_FORMAT", "pretty".to_owned()),
         ]);
