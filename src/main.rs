@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use page_import::app::AppState;
-use page_import::config::Config;
+use page_import::config::{Config, LogFormat};
 use page_import::{auth, server, telemetry, MIGRATOR};
 
 #[derive(Parser)]
@@ -69,6 +69,22 @@ async fn main() -> ExitCode {
         };
     }
 
+    // Migrating needs the database and nothing else.
+    if let Some(Command::Migrate) = &cli.command {
+        telemetry::init(LogFormat::Json);
+        let Some(url) = std::env::var("DATABASE_URL").ok().filter(|v| !v.is_empty()) else {
+            eprintln!("configuration error: DATABASE_URL is required but not set");
+            return ExitCode::from(2);
+        };
+        return match migrate(&url).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                tracing::error!(error = format!("{err:#}"), "migration failed");
+                ExitCode::FAILURE
+            }
+        };
+    }
+
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(err) => {
@@ -77,11 +93,7 @@ async fn main() -> ExitCode {
         }
     };
     telemetry::init(config.log_format);
-    let result = match cli.command.unwrap_or(Command::Serve) {
-        Command::Migrate => migrate(&config).await,
-        _ => serve(config).await,
-    };
-    match result {
+    match serve(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = format!("{err:#}"), "exiting");
@@ -90,8 +102,8 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn migrate(config: &Config) -> anyhow::Result<()> {
-    let pool = sqlx::PgPool::connect(&config.database_url).await?;
+async fn migrate(database_url: &str) -> anyhow::Result<()> {
+    let pool = sqlx::PgPool::connect(database_url).await?;
     MIGRATOR.run(&pool).await?;
     tracing::info!("migrations applied");
     Ok(())

@@ -23,8 +23,11 @@ const CREATE_ROUTE: &str = "POST /code2des";
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateCode2Des {
+    #[schema(example = 1)]
     pub organization_id: i64,
+    #[schema(example = 1)]
     pub project_id: i64,
+    /// A completed page import of that project.
     pub page_import_id: String,
 }
 

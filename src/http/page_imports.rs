@@ -25,20 +25,30 @@ const CREATE_ROUTE: &str = "POST /page-imports";
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreatePageImport {
+    #[schema(example = 1)]
     pub organization_id: i64,
+    #[schema(example = 1)]
     pub project_id: i64,
+    /// A public http(s) URL on port 80 or 443; stored normalized, without its fragment.
+    #[schema(example = "https://example.com/pricing", max_length = 2048)]
     pub source_url: String,
     pub viewport: ViewportBody,
+    /// A CSS selector the page must match before capture.
     #[serde(default)]
+    #[schema(example = "#app", min_length = 1, max_length = 512)]
     pub ready_selector: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ViewportBody {
+    #[schema(minimum = 200, maximum = 3840, example = 1440)]
     pub width: i64,
+    #[schema(minimum = 200, maximum = 2160, example = 900)]
     pub height: i64,
+    /// Default 1.
     #[serde(default)]
+    #[schema(minimum = 0.5, maximum = 4.0, example = 2.0)]
     pub device_scale_factor: Option<f64>,
 }
 
@@ -325,7 +335,9 @@ pub async fn get(
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    #[param(example = 1)]
     pub organization_id: i64,
+    #[param(example = 1)]
     pub project_id: i64,
     /// processing | completed | failed
     #[param(value_type = Option<ImportStatus>)]

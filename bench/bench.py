@@ -1,0 +1,475 @@
+"""Benchmarks of the Page Import service, each side by side with its physical
+limit, run by `bench/run` inside a throwaway stack (PostgreSQL + moto).
+
+Prints a table per measure with both sides and the ratio; medians of
+`--runs` runs. Never asserts timings: it reports them.
+"""
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+import boto3
+
+ENV = os.environ
+DB = ENV["DATABASE_URL"]
+ENDPOINT = ENV["AWS_ENDPOINT_URL"]
+BUCKET = ENV["ARTIFACT_BUCKET"]
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+ISSUER = "http://127.0.0.1/dev-issuer"
+AUDIENCE = "page-import-dev"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+ARGS = None
+RESULTS = []
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def psql(sql, *extra):
+    out = subprocess.run(["psql", "-qAtX", DB, "-c", sql, *extra], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def aws(service):
+    return boto3.client(service, endpoint_url=ENDPOINT, region_name="us-east-1",
+                        aws_access_key_id="test", aws_secret_access_key="test")
+
+
+def fresh_queue(name):
+    return aws("sqs").create_queue(QueueName=f"{name}-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+
+
+def loadgen(*args):
+    out = subprocess.run([ARGS.loadgen, *map(str, args)], check=True, capture_output=True, text=True,
+                         env={**ENV, "AWS_ENDPOINT_URL": ENDPOINT})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def rss_kib(pid, field="VmRSS"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Service:
+    """The release binary as a child process, stopped by PID."""
+
+    def __init__(self, port, **env):
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        full = {**ENV, "LISTEN_ADDR": f"127.0.0.1:{port}", "WEBHOOK_SECRET": SECRET,
+                "AUTH_JWKS_URL": f"file://{os.path.dirname(HERE)}/dev/jwks.json",
+                "AUTH_ISSUER": ISSUER, "AUTH_AUDIENCE": AUDIENCE, "SOURCE_URL_DNS_CHECK": "false",
+                "LOG_FORMAT": "json", "RUST_LOG": "warn", **{k: str(v) for k, v in env.items()}}
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([ARGS.bin, "serve"], env=full, stdout=subprocess.DEVNULL,
+                                     stderr=open(os.path.join(ARGS.out, f"service-{port}.log"), "ab"))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("service did not become ready")
+            time.sleep(0.005)
+        self.ready_after = time.monotonic() - self.started
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def table(title, rows):
+    """rows: (id, measure, service, limit, ratio-or-text, target)"""
+    RESULTS.append((title, rows))
+    print(f"\n## {title}\n")
+    print("| id | measure | service | limit | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(str(x) for x in r) + " |")
+    sys.stdout.flush()
+
+
+def token(sub="bench-user"):
+    return subprocess.run([ARGS.bin, "dev-token", "--sub", sub, "--issuer", ISSUER, "--audience", AUDIENCE,
+                           "--key", os.path.join(os.path.dirname(HERE), "dev/dev-jwt-private.pem")],
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def seed_tenant():
+    psql("insert into organization (id, name) values (1, 'bench') on conflict do nothing;"
+         "insert into project (id, organization_id, name) values (1, 1, 'bench') on conflict do nothing;"
+         "insert into project (id, organization_id, name) values (2, 1, 'list') on conflict do nothing;"
+         "insert into organization_member values (1, 'bench-user') on conflict do nothing")
+
+
+CREATE_BODY = json.dumps({"organizationId": 1, "projectId": 1, "sourceUrl": "https://example.com/pricing",
+                          "viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 2.0},
+                          "readySelector": "#app"})
+
+
+def pgbench(script, clients, seconds, *extra):
+    path = os.path.join(ARGS.out, "pgbench.sql")
+    with open(path, "w") as f:
+        f.write(script)
+    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(clients), "-j", "2", "-T", str(seconds),
+                          "-f", path, *extra, DB], check=True, capture_output=True, text=True, cwd=ARGS.out).stdout
+    tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
+    return tps, out
+
+
+# The exact statement the service runs for a create (src/db/page_import.rs),
+# with literal values of the same sizes.
+CREATE_SQL = """
+with visible_project as (
+    select p.id, p.organization_id from project p
+    join organization_member m on m.organization_id = p.organization_id and m.subject = 'bench-user'
+    where p.id = 1 and p.organization_id = 1
+), inserted as (
+    insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                             device_scale_factor, ready_selector, nonce, created_by, updated_by)
+    select gen_random_uuid()::text, vp.organization_id, vp.id, 'https://example.com/pricing', 1440, 900, 2, '#app',
+           'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user'
+    from visible_project vp returning *
+), queued as (
+    insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+    select 'page_import', '""" + ("x" * 560) + """', i.project_id::text, i.id || ':' || i.attempt,
+           now() + make_interval(secs => 30000::bigint / 1000.0)
+    from inserted i returning id
+)
+select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url, i.viewport_width, i.viewport_height,
+       i.device_scale_factor, i.ready_selector, i.status, i.attempt, i.result_url, i.capture_hash,
+       i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by, q.id as outbox_id
+from inserted i, queued q;
+"""
+
+# The exact SELECT behind GET /page-imports/{id} (src/db/page_import.rs).
+GET_SQL = """
+\\set n random(1, {ids})
+select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url, pi.viewport_width,
+       pi.viewport_height, pi.device_scale_factor, pi.ready_selector, pi.status, pi.attempt, pi.result_url,
+       pi.capture_hash, pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
+from page_import pi
+where pi.id = 'bench-' || lpad(:n::text, 8, '0') and pi.deleted_at is null
+  and exists (select 1 from organization_member m where m.organization_id = pi.organization_id and m.subject = 'bench-user');
+"""
+
+
+def p1_p2():
+    conns = ARGS.connections
+    secs = ARGS.seconds
+    tok = token()
+    svc_rps, pg_tps, live_rps, svc_p99, pg_p99 = [], [], [], [], []
+    for run in range(ARGS.runs):
+        # SQS refusing connections: both sides do exactly the database work.
+        svc = Service(18080, AWS_ENDPOINT_URL="http://127.0.0.1:9", DATABASE_MAX_CONNECTIONS=conns)
+        r = loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
+                    "--token", tok, "--connections", conns, "--seconds", secs)
+        svc_rps.append(r["rps"])
+        log(f"P1 run {run}: service {r['rps']:.0f} req/s ({r['failed']} failed)")
+        tps, _ = pgbench(CREATE_SQL, conns, int(secs))
+        pg_tps.append(tps)
+        log(f"P1 run {run}: pgbench {tps:.0f} tps")
+        # P2: open loop at 80 % of this run's max on both sides.
+        rate = 0.8 * min(r["rps"], tps)
+        o = loadgen("open", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
+                    "--token", tok, "--rate", f"{rate:.0f}", "--seconds", secs)
+        svc_p99.append(o["p99_ms"])
+        svc.stop()
+        _, out = pgbench(CREATE_SQL, conns, int(secs), "-R", f"{rate:.0f}", "-l", "--log-prefix=p2")
+        lat = []
+        for name in os.listdir(ARGS.out):
+            if name.startswith("p2."):
+                with open(os.path.join(ARGS.out, name)) as f:
+                    for line in f:
+                        parts = line.split()
+                        # latency (µs) plus schedule lag (µs): from the scheduled start, like the open-loop client
+                        lat.append((int(parts[2]) + (int(parts[6]) if len(parts) > 6 else 0)) / 1000.0)
+                os.remove(os.path.join(ARGS.out, name))
+        lat.sort()
+        pg_p99.append(lat[int(0.99 * (len(lat) - 1))] if lat else float("nan"))
+        log(f"P2 run {run}: rate {rate:.0f}/s service p99 {o['p99_ms']:.1f} ms, pgbench p99 {pg_p99[-1]:.1f} ms")
+        # The same POST load with the live emulator (which shares the 2 cores).
+        svc = Service(18081, DATABASE_MAX_CONNECTIONS=conns, PAGE_IMPORT_QUEUE_URL=fresh_queue("p1live"))
+        r = loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
+                    "--token", tok, "--connections", conns, "--seconds", secs)
+        live_rps.append(r["rps"])
+        svc.stop()
+    s, p, l = median(svc_rps), median(pg_tps), median(live_rps)
+    table("P1/P2 create", [
+        ("P1", f"POST /page-imports max throughput, {conns} conns, SQS refusing", f"{s:.0f} req/s",
+         f"pgbench {p:.0f} tps", f"{s / p:.2f}×", "≥ 0.8×"),
+        ("P1", "same, live emulator (moto shares the cores)", f"{l:.0f} req/s", f"pgbench {p:.0f} tps",
+         f"{l / p:.2f}×", "reported"),
+        ("P2", "POST p99 at 80 % of max, open loop", f"{median(svc_p99):.1f} ms",
+         f"pgbench -R p99 {median(pg_p99):.1f} ms", f"{median(svc_p99) / median(pg_p99):.2f}×", "≤ 2×"),
+    ])
+
+
+def seed_list(rows):
+    log(f"seeding {rows} rows into project 2")
+    psql(f"""insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                                      nonce, status, created_at, updated_at, created_by, updated_by)
+             select 'bench-' || lpad(g::text, 8, '0'), 1, 2, 'https://example.com/' || g, 1440, 900, md5(g::text),
+                    (array['0','1','2'])[1 + g % 3]::page_import_status,
+                    now() - g * interval '1 millisecond', now(), 'bench-user', 'bench-user'
+             from generate_series(1, {rows}) g on conflict do nothing""")
+    psql("analyze page_import")
+
+
+def cursor_at(offset):
+    row = psql(f"select (extract(epoch from created_at) * 1000000)::bigint || ':' || id from page_import "
+               f"where project_id = 2 and deleted_at is null order by created_at desc, id desc offset {offset} limit 1")
+    return base64.urlsafe_b64encode(f"v1:{row}".encode()).decode().rstrip("=")
+
+
+def p3():
+    rows = ARGS.list_rows
+    seed_list(rows)
+    tok = token()
+    conns = ARGS.connections
+    svc = Service(18082, DATABASE_MAX_CONNECTIONS=conns)
+    get_rps, pg_tps, first, deep = [], [], [], []
+    for run in range(ARGS.runs):
+        r = loadgen("closed", "--url", svc.url + "/page-imports/bench-{n}", "--token", tok, "--ids", rows,
+                    "--connections", conns, "--seconds", ARGS.seconds)
+        get_rps.append(r["rps"])
+        tps, _ = pgbench(GET_SQL.format(ids=rows), conns, int(ARGS.seconds))
+        pg_tps.append(tps)
+        base = svc.url + "/page-imports?organizationId=1&projectId=2&limit=20"
+        f = loadgen("closed", "--url", base, "--token", tok, "--connections", 1, "--seconds", 3)
+        d = loadgen("closed", "--url", base + "&cursor=" + cursor_at(int(rows * 0.9)), "--token", tok,
+                    "--connections", 1, "--seconds", 3)
+        first.append(f["p50_ms"])
+        deep.append(d["p50_ms"])
+        log(f"P3 run {run}: GET {r['rps']:.0f} req/s vs pgbench {tps:.0f}; list first {f['p50_ms']:.2f} ms deep {d['p50_ms']:.2f} ms")
+    svc.stop()
+    g, p = median(get_rps), median(pg_tps)
+    table("P3 read", [
+        ("P3", f"GET /page-imports/{{id}}, {conns} conns", f"{g:.0f} req/s", f"pgbench {p:.0f} tps",
+         f"{g / p:.2f}×", "≥ 0.8×"),
+        ("P3", f"list p50, page at 90 % depth of {rows} rows vs first page", f"{median(deep):.2f} ms",
+         f"{median(first):.2f} ms", f"{median(deep) / median(first):.2f}×", "≤ 1.2×"),
+    ])
+
+
+def sign(body, msg_id="msg_bench"):
+    ts = str(int(time.time()))
+    key = base64.b64decode(SECRET[len("whsec_"):])
+    sig = base64.b64encode(hmac.new(key, f"{msg_id}.{ts}.".encode() + body, hashlib.sha256).digest()).decode()
+    return {"webhook-id": msg_id, "webhook-timestamp": ts, "webhook-signature": f"v1,{sig}",
+            "content-type": "application/json"}
+
+
+def write_manifest(path, size, identity, identity_last):
+    head = json.dumps(identity)[1:-1]
+    with open(path, "wb") as f:
+        f.write(b"{")
+        if not identity_last:
+            f.write(head.encode() + b",")
+        f.write(b'"dom":"')
+        chunk = (b"<div class=\\\"row\\\"><span>pricing plan</span></div>" * 1024)
+        remaining = size - 200 - len(head)
+        while remaining > 0:
+            part = chunk[:remaining]
+            f.write(part)
+            remaining -= len(part)
+        f.write(b'"')
+        if identity_last:
+            f.write(b"," + head.encode())
+        f.write(b"}")
+
+
+def p4():
+    size = ARGS.manifest_mib * 1024 * 1024
+    tok = token()
+    svc = Service(18083)
+    s3 = aws("s3")
+    rows = []
+    for identity_last in (False, True):
+        growth, rates, floors, sums = [], [], [], []
+        for run in range(ARGS.runs):
+            req = urllib.request.Request(svc.url + "/page-imports", data=CREATE_BODY.encode(), method="POST",
+                                         headers={"authorization": f"Bearer {tok}", "content-type": "application/json"})
+            created = json.load(urllib.request.urlopen(req))
+            pid_ = created["id"]
+            nonce = psql(f"select nonce from page_import where id = '{pid_}'")
+            path = os.path.join(ARGS.out, "manifest.json")
+            write_manifest(path, size, {"schemaVersion": 1, "pageImportId": pid_, "attempt": 1, "nonce": nonce},
+                           identity_last)
+            actual = os.path.getsize(path)
+            t = time.monotonic()
+            out = subprocess.run(["sha256sum", path], check=True, capture_output=True, text=True).stdout
+            sums.append(actual / (time.monotonic() - t))
+            digest = out.split()[0]
+            prefix = f"page-imports/{pid_}/1/"
+            s3.upload_file(path, BUCKET, prefix + "capture.json")
+            s3.put_object(Bucket=BUCKET, Key=prefix + "screenshot.png", Body=b"png")
+            # The emulator's own floor: downloading the same object.
+            t = time.monotonic()
+            body = s3.get_object(Bucket=BUCKET, Key=prefix + "capture.json")["Body"]
+            while body.read(1 << 20):
+                pass
+            floors.append(actual / (time.monotonic() - t))
+            payload = json.dumps({"pageImportId": pid_, "attempt": 1, "nonce": nonce, "outcome": "completed",
+                                  "resultUrl": f"s3://{BUCKET}/{prefix}capture.json",
+                                  "captureHash": f"sha256:{digest}",
+                                  "screenshotUrl": f"s3://{BUCKET}/{prefix}screenshot.png"}).encode()
+            with open(f"/proc/{svc.proc.pid}/clear_refs", "w") as f:
+                f.write("5")  # resets the peak RSS (VmHWM) to the current RSS
+            before = rss_kib(svc.proc.pid)
+            t = time.monotonic()
+            req = urllib.request.Request(svc.url + "/webhooks/page-imports", data=payload, method="POST",
+                                         headers=sign(payload))
+            resp = json.load(urllib.request.urlopen(req, timeout=600))
+            elapsed = time.monotonic() - t
+            assert resp == {"status": "completed", "replayed": False}, resp
+            growth.append((rss_kib(svc.proc.pid, "VmHWM") - before) / 1024)
+            rates.append(actual / elapsed)
+            s3.delete_object(Bucket=BUCKET, Key=prefix + "capture.json")
+            os.remove(path)
+            log(f"P4 run {run} (identity {'last' if identity_last else 'first'}): {actual / elapsed / 1e6:.0f} MB/s, "
+                f"RSS +{growth[-1]:.1f} MiB, sha256sum {sums[-1] / 1e6:.0f} MB/s, S3 GET {floors[-1] / 1e6:.0f} MB/s")
+        where = "last" if identity_last else "first"
+        rows.append(("P4", f"{ARGS.manifest_mib} MiB manifest via webhook (identity {where}): peak RSS growth",
+                     f"{median(growth):.1f} MiB", "—", "—", "< 16 MiB"))
+        rows.append(("P4", f"… verification rate (identity {where}); limit: sha256sum of the same bytes",
+                     f"{median(rates) / 1e6:.0f} MB/s", f"{median(sums) / 1e6:.0f} MB/s",
+                     f"{median(rates) / median(sums):.2f}×", "≥ 0.8×"))
+        rows.append(("P4", f"… emulator GetObject of the same object (transfer floor)",
+                     f"{median(rates) / 1e6:.0f} MB/s", f"{median(floors) / 1e6:.0f} MB/s",
+                     f"{median(rates) / median(floors):.2f}×", "reported"))
+    svc.stop()
+    table("P4 manifest verification", rows)
+
+
+def p5():
+    n = ARGS.relay_messages
+    body = "x" * 600
+    relay, base, lag99, drain = [], [], [], []
+    tok = token()
+    for run in range(ARGS.runs):
+        q = fresh_queue("relay")
+        b = loadgen("sqs-baseline", "--queue-url", fresh_queue("baseline"), "--messages", n, "--body", body)
+        base.append(b["msgs_per_s"])
+        psql(f"insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at) "
+             f"select 'page_import', repeat('x', 600), '1', g::text, now() from generate_series(1, {n}) g")
+        t = time.monotonic()
+        svc = Service(18084, PAGE_IMPORT_QUEUE_URL=q, OUTBOX_RELAY_INTERVAL_MS=50)
+        while int(psql("select count(*) from outbox_message")) > 0:
+            time.sleep(0.02)
+        relay.append(n / (time.monotonic() - t))
+        svc.stop()
+        log(f"P5 run {run}: relay {relay[-1]:.0f} msg/s, plain client {b['msgs_per_s']:.0f} msg/s")
+        # Commit-to-queue lag at half the plain client's capacity.
+        lq = fresh_queue("lag")
+        svc = Service(18085, PAGE_IMPORT_QUEUE_URL=lq)
+        rate = max(1.0, 0.5 * b["msgs_per_s"])
+        r = loadgen("lag", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
+                    "--token", tok, "--queue-url", lq, "--rate", f"{rate:.1f}", "--seconds", ARGS.seconds)
+        lag99.append(r["p99_ms"])
+        svc.stop()
+        log(f"P5 run {run}: lag p99 {r['p99_ms']:.0f} ms at {rate:.0f}/s ({r['received']}/{r['answered']} received)")
+    # Backlog drain after an outage: SQS refused while imports arrive, then back.
+    outage = ARGS.outage_seconds
+    q = fresh_queue("outage")
+    svc = Service(18086, PAGE_IMPORT_QUEUE_URL=q, OUTBOX_LEASE_MS=2000, OUTBOX_MAX_BACKOFF_MS=2000,
+                  AWS_ENDPOINT_URL="http://127.0.0.1:18099")
+    proxy = subprocess.Popen([sys.executable, os.path.join(HERE, "toggle_proxy.py"), "18099", ENDPOINT.split(":")[-1],
+                              os.path.join(ARGS.out, "proxy-up")])
+    loadgen("open", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY, "--token", tok,
+            "--rate", 20, "--seconds", outage)
+    backlog = int(psql("select count(*) from outbox_message"))
+    t = time.monotonic()
+    open(os.path.join(ARGS.out, "proxy-up"), "w").close()
+    while int(psql("select count(*) from outbox_message")) > 0 and time.monotonic() - t < 600:
+        time.sleep(0.05)
+    drain = time.monotonic() - t
+    proxy.terminate()
+    proxy.wait()
+    os.remove(os.path.join(ARGS.out, "proxy-up"))
+    svc.stop()
+    table("P5 outbox relay", [
+        ("P5", f"relay publish rate ({n} queued messages)", f"{median(relay):.0f} msg/s",
+         f"plain SendMessageBatch {median(base):.0f} msg/s", f"{median(relay) / median(base):.2f}×", "≥ 0.8×"),
+        ("P5", "commit-to-queue lag p99 at 50 % of capacity", f"{median(lag99):.0f} ms", "—", "—", "≤ 1 s"),
+        ("P5", f"backlog drain after a {outage} s SQS outage", f"{backlog} msgs in {drain:.1f} s", "—", "—",
+         "reported"),
+    ])
+
+
+def p6():
+    rss, ready = [], []
+    for _ in range(max(3, ARGS.runs)):
+        svc = Service(18087)
+        ready.append(svc.ready_after)
+        time.sleep(1)
+        rss.append(rss_kib(svc.proc.pid) / 1024)
+        svc.stop()
+    table("P6 footprint", [
+        ("P6", "idle RSS after start", f"{median(rss):.1f} MiB", "—", "—", "< 30 MiB"),
+        ("P6", "start-to-ready (migrations applied)", f"{median(ready) * 1000:.0f} ms", "—", "—", "< 1 s"),
+    ])
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--loadgen", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--only", default="P1,P3,P4,P5,P6")
+    ARGS = parser.parse_args()
+    smoke = ARGS.smoke
+    ARGS.runs = 1 if smoke else 3
+    ARGS.seconds = 2 if smoke else 10
+    ARGS.connections = 8
+    ARGS.list_rows = 5_000 if smoke else 1_000_000
+    ARGS.manifest_mib = 8 if smoke else 256
+    ARGS.relay_messages = 50 if smoke else 300
+    ARGS.outage_seconds = 2 if smoke else 60
+    seed_tenant()
+    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True,
+                         text=True).stdout.strip()
+    print(f"# Page Import benchmarks ({'smoke' if smoke else 'full'})\n")
+    print(f"Machine: {os.cpu_count()} cores ({cpu}), shared by service, PostgreSQL, moto and the load generator. "
+          f"Pool size = connections = {ARGS.connections}; {ARGS.runs} run(s) each, medians; "
+          f"{ARGS.seconds} s per load phase; load generator: bench/loadgen.rs (closed loop = N workers, "
+          f"open loop = fixed arrival rate, latency from the scheduled start).")
+    only = ARGS.only.split(",")
+    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6)]:
+        if name in only:
+            fn()
+
+
+if __name__ == "__main__":
+    main()
