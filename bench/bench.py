@@ -50,6 +50,12 @@ def aws(service):
                         aws_access_key_id="test", aws_secret_access_key="test")
 
 
+def clear_outbox():
+    """Leftover messages (from phases run with SQS refused, and pgbench's
+    inserts) would otherwise be relayed to the emulator during later phases."""
+    psql("delete from outbox_message")
+
+
 def fresh_queue(name):
     return aws("sqs").create_queue(QueueName=f"{name}-{uuid.uuid4().hex[:8]}")["QueueUrl"]
 
@@ -204,6 +210,7 @@ def p1_p2():
                     "--token", tok, "--rate", f"{rate:.0f}", "--seconds", secs)
         svc_p99.append(o["p99_ms"])
         svc.stop()
+        clear_outbox()
         _, out = pgbench(CREATE_SQL, conns, int(secs), "-R", f"{rate:.0f}", "-l", "--log-prefix=p2")
         lat = []
         for name in os.listdir(ARGS.out):
@@ -216,6 +223,7 @@ def p1_p2():
                 os.remove(os.path.join(ARGS.out, name))
         lat.sort()
         pg_p99.append(lat[int(0.99 * (len(lat) - 1))] if lat else float("nan"))
+        clear_outbox()
         log(f"P2 run {run}: rate {rate:.0f}/s service p99 {o['p99_ms']:.1f} ms, pgbench p99 {pg_p99[-1]:.1f} ms")
         # The same POST load with the live emulator (which shares the 2 cores).
         svc = Service(18081, DATABASE_MAX_CONNECTIONS=conns, PAGE_IMPORT_QUEUE_URL=fresh_queue("p1live"))
@@ -223,6 +231,7 @@ def p1_p2():
                     "--token", tok, "--connections", conns, "--seconds", secs)
         live_rps.append(r["rps"])
         svc.stop()
+        clear_outbox()
     s, p, l = median(svc_rps), median(pg_tps), median(live_rps)
     table("P1/P2 create", [
         ("P1", f"POST /page-imports max throughput, {conns} conns, SQS refusing", f"{s:.0f} req/s",
@@ -376,6 +385,7 @@ def p5():
     body = "x" * 600
     relay, base, lag99, drain = [], [], [], []
     tok = token()
+    clear_outbox()
     for run in range(ARGS.runs):
         q = fresh_queue("relay")
         b = loadgen("sqs-baseline", "--queue-url", fresh_queue("baseline"), "--messages", n, "--body", body)
@@ -397,6 +407,7 @@ def p5():
                     "--token", tok, "--queue-url", lq, "--rate", f"{rate:.1f}", "--seconds", ARGS.seconds)
         lag99.append(r["p99_ms"])
         svc.stop()
+        clear_outbox()
         log(f"P5 run {run}: lag p99 {r['p99_ms']:.0f} ms at {rate:.0f}/s ({r['received']}/{r['answered']} received)")
     # Backlog drain after an outage: SQS refused while imports arrive, then back.
     outage = ARGS.outage_seconds

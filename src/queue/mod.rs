@@ -5,14 +5,21 @@ pub mod messages;
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use rand::Rng;
 use sqlx::PgPool;
+use tokio::sync::{mpsc, Semaphore};
 
 use crate::db::outbox::{self, OutboxMessage};
 
 const BATCH_SIZE: usize = 10;
 const CLAIM_LIMIT: i64 = 100;
+/// SendMessageBatch calls in flight at once, per publisher.
+const MAX_BATCHES_IN_FLIGHT: usize = 4;
+/// Messages waiting for the after-commit publisher before it sheds to the relay.
+const AFTER_COMMIT_QUEUE: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueName {
@@ -29,8 +36,14 @@ impl QueueName {
     }
 }
 
+/// Publishes outbox messages. Cheap to clone.
 #[derive(Clone)]
 pub struct Publisher {
+    inner: Arc<Inner>,
+    after_commit: mpsc::Sender<OutboxMessage>,
+}
+
+struct Inner {
     sqs: aws_sdk_sqs::Client,
     pool: PgPool,
     page_import_queue_url: String,
@@ -41,6 +54,8 @@ pub struct Publisher {
 }
 
 impl Publisher {
+    /// Must be called inside a Tokio runtime: it starts the task that
+    /// publishes messages right after their commit.
     pub fn new(
         sqs: aws_sdk_sqs::Client,
         pool: PgPool,
@@ -50,7 +65,7 @@ impl Publisher {
         lease: Duration,
         metrics: crate::metrics::Metrics,
     ) -> Self {
-        Self {
+        let inner = Arc::new(Inner {
             sqs,
             pool,
             page_import_queue_url,
@@ -58,16 +73,71 @@ impl Publisher {
             max_backoff,
             lease,
             metrics,
-        }
+        });
+        let (after_commit, rx) = mpsc::channel(AFTER_COMMIT_QUEUE);
+        tokio::spawn(publish_after_commit_loop(inner.clone(), rx));
+        Self { inner, after_commit }
     }
 
     /// How long a publisher holds a claimed message before another may take
     /// it; longer than the SDK's whole operation timeout in production, so a
     /// lease does not run out mid-send.
     pub fn lease(&self) -> Duration {
-        self.lease
+        self.inner.lease
     }
 
+    /// Hands a just-committed message (inserted leased to its writer) to the
+    /// after-commit publisher. Never waits: if that publisher is saturated
+    /// the message is left to the relay, as it is when a publish fails. A
+    /// failure writes nothing either: the lease runs out and the relay takes
+    /// the message, which keeps a create's database work the same whether SQS
+    /// is up or down.
+    pub fn publish_after_commit(&self, message: OutboxMessage) {
+        if self.after_commit.try_send(message).is_err() {
+            tracing::debug!("after-commit publisher saturated; the relay will publish");
+        }
+    }
+
+    /// One relay pass: claims due messages and publishes them in batches.
+    /// Returns how many were published.
+    pub async fn relay_once(&self) -> anyhow::Result<usize> {
+        self.inner.relay_once().await
+    }
+}
+
+/// Sends what arrives, batching whatever queued up while earlier sends were
+/// in flight: one message alone at low rates (least latency), full batches
+/// under load (fewest calls).
+async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<OutboxMessage>) {
+    let in_flight = Arc::new(Semaphore::new(MAX_BATCHES_IN_FLIGHT));
+    while let Some(first) = rx.recv().await {
+        let Ok(permit) = in_flight.clone().acquire_owned().await else {
+            return;
+        };
+        let mut batch = vec![first];
+        while batch.len() < BATCH_SIZE {
+            match rx.try_recv() {
+                Ok(message) => batch.push(message),
+                Err(_) => break,
+            }
+        }
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            for queue in ["page_import", "code2des"] {
+                let mine: Vec<_> = batch.iter().filter(|m| m.queue == queue).cloned().collect();
+                if mine.is_empty() {
+                    continue;
+                }
+                if let Err(err) = inner.publish_batch(queue, mine, false).await {
+                    tracing::warn!(error = %err, "publish after commit failed; the relay will retry");
+                }
+            }
+            drop(permit);
+        });
+    }
+}
+
+impl Inner {
     fn queue_url(&self, queue: &str) -> Option<&str> {
         match queue {
             "page_import" => Some(&self.page_import_queue_url),
@@ -76,34 +146,28 @@ impl Publisher {
         }
     }
 
-    /// Publishes one message whose lease the caller holds (it was inserted
-    /// leased). Runs detached from the request. A failure writes nothing: the
-    /// lease runs out and the relay takes the message, which keeps the
-    /// database work of a create the same whether SQS is up or down.
-    pub fn publish_after_commit(&self, message: OutboxMessage) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            if let Err(err) = this.publish_batch(&message.queue.clone(), vec![message], false).await {
-                tracing::warn!(error = %err, "publish after commit failed; the relay will retry");
-            }
-        });
-    }
-
-    /// One relay pass: claims due messages and publishes them in batches.
-    /// Returns how many were published.
-    pub async fn relay_once(&self) -> anyhow::Result<usize> {
+    async fn relay_once(&self) -> anyhow::Result<usize> {
         let mut conn = self.pool.acquire().await?;
         let claimed = outbox::claim_due(&mut conn, CLAIM_LIMIT, self.lease).await?;
         drop(conn);
         if claimed.is_empty() {
             return Ok(0);
         }
-        let mut published = 0;
+        let mut batches = Vec::new();
         for queue in ["page_import", "code2des"] {
             let mine: Vec<_> = claimed.iter().filter(|m| m.queue == queue).cloned().collect();
-            for chunk in mine.chunks(BATCH_SIZE) {
-                published += self.publish_batch(queue, chunk.to_vec(), true).await.unwrap_or(0);
-            }
+            batches.extend(mine.chunks(BATCH_SIZE).map(|chunk| (queue, chunk.to_vec())));
+        }
+        let mut published = 0;
+        for group in batches.chunks(MAX_BATCHES_IN_FLIGHT) {
+            let sends = group
+                .iter()
+                .map(|(queue, batch)| self.publish_batch(queue, batch.clone(), true));
+            published += futures::future::join_all(sends)
+                .await
+                .into_iter()
+                .map(|r| r.unwrap_or(0))
+                .sum::<usize>();
         }
         Ok(published)
     }
