@@ -6,6 +6,7 @@ Prints a table per measure with both sides and the ratio; medians of
 """
 
 import argparse
+import atexit
 import base64
 import hashlib
 import hmac
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 import uuid
 
@@ -74,6 +76,17 @@ def rss_kib(pid, field="VmRSS"):
     return 0
 
 
+RUNNING = []
+
+
+def stop_all():
+    for svc in list(RUNNING):
+        svc.stop()
+
+
+atexit.register(stop_all)
+
+
 class Service:
     """The release binary as a child process, stopped by PID."""
 
@@ -87,6 +100,7 @@ class Service:
         self.started = time.monotonic()
         self.proc = subprocess.Popen([ARGS.bin, "serve"], env=full, stdout=subprocess.DEVNULL,
                                      stderr=open(os.path.join(ARGS.out, f"service-{port}.log"), "ab"))
+        RUNNING.append(self)
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -101,6 +115,8 @@ class Service:
         self.ready_after = time.monotonic() - self.started
 
     def stop(self):
+        if self in RUNNING:
+            RUNNING.remove(self)
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(timeout=20)
@@ -307,10 +323,10 @@ def write_manifest(path, size, identity, identity_last):
         f.write(b'"dom":"')
         chunk = (b"<div class=\\\"row\\\"><span>pricing plan</span></div>" * 1024)
         remaining = size - 200 - len(head)
-        while remaining > 0:
-            part = chunk[:remaining]
-            f.write(part)
-            remaining -= len(part)
+        while remaining >= len(chunk):
+            f.write(chunk)
+            remaining -= len(chunk)
+        f.write(b"x" * remaining)  # never cut an escape sequence in half
         f.write(b'"')
         if identity_last:
             f.write(b"," + head.encode())
@@ -358,7 +374,10 @@ def p4():
             t = time.monotonic()
             req = urllib.request.Request(svc.url + "/webhooks/page-imports", data=payload, method="POST",
                                          headers=sign(payload))
-            resp = json.load(urllib.request.urlopen(req, timeout=600))
+            try:
+                resp = json.load(urllib.request.urlopen(req, timeout=600))
+            except urllib.error.HTTPError as err:
+                raise RuntimeError(f"webhook answered {err.code}: {err.read().decode()}") from None
             elapsed = time.monotonic() - t
             assert resp == {"status": "completed", "replayed": False}, resp
             growth.append((rss_kib(svc.proc.pid, "VmHWM") - before) / 1024)
@@ -465,7 +484,7 @@ def main():
     ARGS.seconds = 2 if smoke else 10
     ARGS.connections = 8
     ARGS.list_rows = 5_000 if smoke else 1_000_000
-    ARGS.manifest_mib = 8 if smoke else 256
+    ARGS.manifest_mib = 8 if smoke else int(os.environ.get("MANIFEST_MIB", "256"))
     ARGS.relay_messages = 50 if smoke else 300
     ARGS.outage_seconds = 2 if smoke else 60
     seed_tenant()

@@ -344,7 +344,7 @@ mod tests {
 
     const ID: &str = "01936f3e-5a1b-7c2d-9e4f-0a1b2c3d4e5f";
 
-    fn expected() -> IdentityOwned {
+    pub(super) fn expected() -> IdentityOwned {
         IdentityOwned {
             page_import_id: ID.into(),
             attempt: 1,
@@ -456,5 +456,16 @@ mod tests {
         ] {
             assert!(matches!(check(&json), Err(ManifestError::Invalid(_))), "{json}");
         }
+    }
+}
+#[cfg(test)]
+mod big_tests {
+    #[test]
+    fn identity_after_a_huge_string() {
+        let mut json = String::from("{\"dom\":\"");
+        json.push_str(&"<div class=\\\"row\\\">x</div>".repeat(200_000));
+        json.push_str("\",\"schemaVersion\":1,\"pageImportId\":\"01936f3e-5a1b-7c2d-9e4f-0a1b2c3d4e5f\",\"attempt\":1,\"nonce\":\"n0nce\"}");
+        let r = super::check_identity(json.as_bytes(), &super::tests::expected());
+        assert_eq!(r, Ok(()));
     }
 }
