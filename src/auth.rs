@@ -35,7 +35,20 @@ pub struct Authenticator {
     http: reqwest::Client,
     keys: RwLock<KeyCache>,
     refetch: Mutex<Option<Instant>>,
+    /// Tokens already verified, so a client's repeated requests do not pay
+    /// for an RSA verification each time (the largest CPU cost of a request).
+    verified: std::sync::Mutex<HashMap<String, Verified>>,
 }
+
+struct Verified {
+    actor: Actor,
+    valid_until: Instant,
+}
+
+/// A verified token is trusted from the cache at most this long (and never
+/// past its `exp` + leeway), so a key removed from the JWKS stops working soon.
+const VERIFIED_TTL_SECS: u64 = 300;
+const MAX_VERIFIED: usize = 10_000;
 
 #[derive(Default)]
 struct KeyCache {
@@ -53,6 +66,7 @@ enum Audience {
 #[derive(Debug, Deserialize)]
 struct Claims {
     sub: String,
+    exp: u64,
     aud: Option<Audience>,
     client_id: Option<String>,
 }
@@ -85,10 +99,54 @@ impl Authenticator {
             http,
             keys: RwLock::new(KeyCache::default()),
             refetch: Mutex::new(None),
+            verified: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
     pub async fn authenticate(&self, token: &str) -> Result<Actor, AuthError> {
+        if let Some(actor) = self.cached(token) {
+            return Ok(actor);
+        }
+        let (actor, exp) = self.verify(token).await?;
+        self.remember(token, &actor, exp);
+        Ok(actor)
+    }
+
+    fn cached(&self, token: &str) -> Option<Actor> {
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        match verified.get(token) {
+            Some(v) if v.valid_until > Instant::now() => Some(v.actor.clone()),
+            Some(_) => {
+                verified.remove(token);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn remember(&self, token: &str, actor: &Actor, exp: u64) {
+        let ttl = (exp + LEEWAY_SECS)
+            .saturating_sub(jsonwebtoken::get_current_timestamp())
+            .min(VERIFIED_TTL_SECS);
+        let now = Instant::now();
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= MAX_VERIFIED {
+            verified.retain(|_, v| v.valid_until > now);
+            if verified.len() >= MAX_VERIFIED {
+                verified.clear();
+            }
+        }
+        verified.insert(
+            token.to_owned(),
+            Verified {
+                actor: actor.clone(),
+                valid_until: now + Duration::from_secs(ttl),
+            },
+        );
+    }
+
+    /// Full verification: header, key, signature, claims. Returns the actor and `exp`.
+    async fn verify(&self, token: &str) -> Result<(Actor, u64), AuthError> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| AuthError::Invalid("The bearer token is malformed."))?;
         if header.alg != Algorithm::RS256 {
@@ -120,7 +178,7 @@ impl Authenticator {
         if claims.sub.is_empty() || claims.sub.len() > MAX_SUBJECT_LEN || claims.sub.chars().any(char::is_control) {
             return Err(AuthError::Invalid("The token subject is not acceptable."));
         }
-        Ok(Actor { subject: claims.sub })
+        Ok((Actor { subject: claims.sub }, claims.exp))
     }
 
     async fn key(&self, kid: &str) -> Result<DecodingKey, AuthError> {

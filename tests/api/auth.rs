@@ -257,3 +257,20 @@ async fn a_key_published_after_start_is_picked_up_on_first_use(pool: PgPool) {
     assert_eq!(app.get(&path, &rotated).await.status(), 200);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 }
+
+/// Verified tokens are cached, but never past their expiry (+ leeway).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_cached_token_still_expires(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let path = format!(
+        "/page-imports?organizationId={}&projectId={}",
+        tenant.organization_id, tenant.project_id
+    );
+    // Expired 58 s ago: 2 s left of the 60 s leeway.
+    let token = mint_claims(&claims(&tenant.subject, json!({"exp": now() - 58})), Algorithm::RS256);
+    assert_eq!(app.get(&path, &token).await.status(), 200);
+    assert_eq!(app.get(&path, &token).await.status(), 200, "served from the cache");
+    tokio::time::sleep(std::time::Duration::from_millis(3100)).await;
+    expect_problem(app.get(&path, &token).await, 401, "unauthorized").await;
+}
