@@ -52,6 +52,10 @@ impl AppState {
         let options = options.options([("statement_timeout", "5000")]);
         let pool = PgPoolOptions::new()
             .max_connections(config.database_max_connections)
+            // No ping before each use: it is a full round trip per request. A
+            // connection broken by a database restart fails its next query
+            // (503) and is discarded, so recovery does not need it.
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(3))
             .connect_lazy_with(options);
         let aws = crate::aws::clients(config.s3_force_path_style, None).await;

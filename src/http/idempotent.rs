@@ -100,7 +100,7 @@ fn replay(status: i16, location: Option<String>, body: serde_json::Value) -> Res
 }
 
 /// The 202 answer of a create route: `Location` and the JSON body.
-pub fn accepted(location: &str, body: &serde_json::Value) -> Result<Response, ApiError> {
+pub fn accepted(location: &str, body: &impl serde::Serialize) -> Result<Response, ApiError> {
     let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
     response.headers_mut().insert(
         header::LOCATION,

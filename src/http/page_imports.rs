@@ -289,8 +289,6 @@ async fn create_inner(
         }
     };
     let project_id = view.project_id;
-    let location = view.links.self_.clone();
-    let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
     state.metrics.import_created();
     tracing::info!(page_import_id = %id, project_id, "page import created");
 
@@ -304,7 +302,7 @@ async fn create_inner(
         attempts: 0,
     });
 
-    idempotent::accepted(&location, &body)
+    idempotent::accepted(&view.links.self_, &view)
 }
 
 /// Read one page import.
