@@ -223,7 +223,7 @@ def p1_p2():
         # P2: open loop at 80 % of this run's max on both sides.
         rate = 0.8 * min(r["rps"], tps)
         o = loadgen("open", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
-                    "--token", tok, "--rate", f"{rate:.0f}", "--seconds", secs)
+                    "--token", tok, "--rate", f"{rate:.0f}", "--seconds", secs, "--connections", conns)
         svc_p99.append(o["p99_ms"])
         svc.stop()
         clear_outbox()

@@ -44,7 +44,8 @@ enum Mode {
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
     },
-    /// A fixed arrival rate; latency from the scheduled start.
+    /// A fixed arrival rate over a fixed set of connections (like wrk2 -R);
+    /// latency from each request's scheduled start.
     Open {
         #[command(flatten)]
         target: Target,
@@ -52,6 +53,8 @@ enum Mode {
         rate: f64,
         #[arg(long, default_value_t = 10.0)]
         seconds: f64,
+        #[arg(long, default_value_t = 32)]
+        connections: usize,
     },
     /// SendMessageBatch of `messages` bodies, ten per call, one call at a time.
     SqsBaseline {
@@ -150,33 +153,38 @@ async fn closed(target: Target, connections: usize, seconds: f64) -> serde_json:
     out
 }
 
-async fn open(target: Target, rate: f64, seconds: f64) -> serde_json::Value {
+async fn open(target: Target, rate: f64, seconds: f64, connections: usize) -> serde_json::Value {
     let client = client();
     let total = (rate * seconds) as u64;
     let interval = Duration::from_secs_f64(1.0 / rate);
     let start = Instant::now() + Duration::from_millis(100);
-    let mut tasks = Vec::with_capacity(total as usize);
-    for i in 0..total {
-        let scheduled = start + interval * i as u32;
-        tokio::time::sleep_until(scheduled.into()).await;
-        let (client, target) = (client.clone(), target.clone());
-        tasks.push(tokio::spawn(async move {
-            let ok = match request(&client, &target, i % target.ids + 1).send().await {
-                Ok(r) => {
-                    let s = r.status();
-                    let _ = r.bytes().await;
-                    s.is_success()
+    let next = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..connections {
+        let (client, target, next) = (client.clone(), target.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let (mut ok, mut latencies) = (0u64, Vec::new());
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= total {
+                    return (ok, latencies);
                 }
-                Err(_) => false,
-            };
-            (ok, scheduled.elapsed().as_secs_f64() * 1000.0)
+                // A late worker sends at once; the wait it caused is counted.
+                let scheduled = start + interval * i as u32;
+                tokio::time::sleep_until(scheduled.into()).await;
+                if let Ok(r) = request(&client, &target, i % target.ids + 1).send().await {
+                    ok += u64::from(r.status().is_success());
+                    let _ = r.bytes().await;
+                }
+                latencies.push(scheduled.elapsed().as_secs_f64() * 1000.0);
+            }
         }));
     }
     let (mut ok, mut latencies) = (0u64, Vec::new());
-    for t in tasks {
-        let (o, l) = t.await.unwrap();
-        ok += u64::from(o);
-        latencies.push(l);
+    for w in workers {
+        let (o, l) = w.await.unwrap();
+        ok += o;
+        latencies.extend(l);
     }
     let mut out = summary(latencies);
     out["ok"] = json!(ok);
@@ -314,7 +322,12 @@ async fn main() {
             connections,
             seconds,
         } => closed(target, connections, seconds).await,
-        Mode::Open { target, rate, seconds } => open(target, rate, seconds).await,
+        Mode::Open {
+            target,
+            rate,
+            seconds,
+            connections,
+        } => open(target, rate, seconds, connections).await,
         Mode::SqsBaseline {
             queue_url,
             messages,
