@@ -111,7 +111,7 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(http::USER_BODY_LIMIT));
 
     let callbacks = Router::new()
-        .route("/webhooks/page-imports", post(webhooks::receive))
+        .route(WEBHOOK_ROUTE, post(webhooks::receive))
         .layer(DefaultBodyLimit::max(http::WEBHOOK_BODY_LIMIT));
 
     let ops = Router::new()
@@ -147,6 +147,9 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+const WEBHOOK_ROUTE: &str = "/webhooks/page-imports";
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Per-request timeout (503 problem+json) and request metrics by route.
 async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -155,7 +158,13 @@ async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Res
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let response = match tokio::time::timeout(state.config.request_timeout, next.run(req)).await {
+    // Verifying a manifest of up to 256 MiB may take longer than a user request.
+    let timeout = if route == WEBHOOK_ROUTE {
+        state.config.request_timeout.max(WEBHOOK_TIMEOUT)
+    } else {
+        state.config.request_timeout
+    };
+    let response = match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(response) => response,
         Err(_) => ApiError::Timeout.into_response(),
     };
