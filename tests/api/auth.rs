@@ -172,90 +172,90 @@ fn read_jwks(rel: &str) -> Value {
     serde_json::from_slice(&std::fs::read(repo_path(rel)).unwrap()).unwrap()
 }
 
+/// An app whose JWKS is served over HTTP, and a token signed with a second
+/// key that the JWKS does not publish yet.
+struct Rotation {
+    app: TestApp,
+    tenant: Tenant,
+    path: String,
+    rotated_token: String,
+    doc: Arc<Mutex<Value>>,
+    hits: Arc<AtomicUsize>,
+}
+
+impl Rotation {
+    async fn start(pool: PgPool) -> Self {
+        let (url, doc, hits) = jwks_server(read_jwks("dev/jwks.json")).await;
+        let env = vec![("AUTH_JWKS_URL", url)];
+        let app = TestApp::spawn_with(
+            pool,
+            Options {
+                env,
+                ..Default::default()
+            },
+        )
+        .await;
+        let tenant = app.tenant().await;
+        let path = format!(
+            "/page-imports?organizationId={}&projectId={}",
+            tenant.organization_id, tenant.project_id
+        );
+        let key = repo_path("tests/fixtures/untrusted-jwt-private.pem");
+        let rotated_token = mint(&tenant.subject, ISSUER, AUDIENCE, &key, "untrusted");
+        Self {
+            app,
+            tenant,
+            path,
+            rotated_token,
+            doc,
+            hits,
+        }
+    }
+
+    /// Publishes the second key next to the first.
+    fn publish_second_key(&self) {
+        let mut both = read_jwks("dev/jwks.json");
+        let second = read_jwks("tests/fixtures/untrusted-jwks.json");
+        both["keys"]
+            .as_array_mut()
+            .unwrap()
+            .extend(second["keys"].as_array().unwrap().clone());
+        *self.doc.lock().unwrap() = both;
+    }
+
+    async fn status_with(&self, token: &str) -> u16 {
+        self.app.get(&self.path, token).await.status().as_u16()
+    }
+
+    fn fetches(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn unknown_kid_refetches_the_jwks_at_most_once_per_interval(pool: PgPool) {
-    let dev = read_jwks("dev/jwks.json");
-    let untrusted = read_jwks("tests/fixtures/untrusted-jwks.json");
-    let (url, doc, hits) = jwks_server(dev.clone()).await;
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            env: vec![("AUTH_JWKS_URL", url)],
-            ..Default::default()
-        },
-    )
-    .await;
-    let tenant = app.tenant().await;
-    let path = format!(
-        "/page-imports?organizationId={}&projectId={}",
-        tenant.organization_id, tenant.project_id
-    );
-    let rotated = mint(
-        &tenant.subject,
-        ISSUER,
-        AUDIENCE,
-        &repo_path("tests/fixtures/untrusted-jwt-private.pem"),
-        "untrusted",
-    );
-
-    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
-    assert_eq!(app.get(&path, &rotated).await.status(), 401, "kid not published yet");
-    assert_eq!(
-        hits.load(Ordering::SeqCst),
-        2,
-        "first load, then one refetch for the unknown kid"
-    );
+    let r = Rotation::start(pool).await;
+    assert_eq!(r.status_with(&r.tenant.token).await, 200);
+    assert_eq!(r.status_with(&r.rotated_token).await, 401, "kid not published yet");
+    assert_eq!(r.fetches(), 2, "first load, then one refetch for the unknown kid");
 
     // The key is published now, but the refetch interval has not passed: no new fetch.
-    let mut both = dev.clone();
-    both["keys"]
-        .as_array_mut()
-        .unwrap()
-        .extend(untrusted["keys"].as_array().unwrap().clone());
-    *doc.lock().unwrap() = both;
+    r.publish_second_key();
     for _ in 0..5 {
-        assert_eq!(app.get(&path, &rotated).await.status(), 401);
+        assert_eq!(r.status_with(&r.rotated_token).await, 401);
     }
-    assert_eq!(hits.load(Ordering::SeqCst), 2, "refetches are rate-limited");
+    assert_eq!(r.fetches(), 2, "refetches are rate-limited");
     // Cached keys keep working meanwhile.
-    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
+    assert_eq!(r.status_with(&r.tenant.token).await, 200);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_key_published_after_start_is_picked_up_on_first_use(pool: PgPool) {
-    let dev = read_jwks("dev/jwks.json");
-    let untrusted = read_jwks("tests/fixtures/untrusted-jwks.json");
-    let (url, doc, hits) = jwks_server(dev.clone()).await;
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            env: vec![("AUTH_JWKS_URL", url)],
-            ..Default::default()
-        },
-    )
-    .await;
-    let tenant = app.tenant().await;
-    let path = format!(
-        "/page-imports?organizationId={}&projectId={}",
-        tenant.organization_id, tenant.project_id
-    );
-    assert_eq!(app.get(&path, &tenant.token).await.status(), 200);
-
-    let mut both = dev;
-    both["keys"]
-        .as_array_mut()
-        .unwrap()
-        .extend(untrusted["keys"].as_array().unwrap().clone());
-    *doc.lock().unwrap() = both;
-    let rotated = mint(
-        &tenant.subject,
-        ISSUER,
-        AUDIENCE,
-        &repo_path("tests/fixtures/untrusted-jwt-private.pem"),
-        "untrusted",
-    );
-    assert_eq!(app.get(&path, &rotated).await.status(), 200);
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    let r = Rotation::start(pool).await;
+    assert_eq!(r.status_with(&r.tenant.token).await, 200);
+    r.publish_second_key();
+    assert_eq!(r.status_with(&r.rotated_token).await, 200);
+    assert_eq!(r.fetches(), 2);
 }
 
 /// Verified tokens are cached, but never past their expiry (+ leeway).

@@ -130,32 +130,14 @@ async fn a_failed_request_releases_its_key(pool: PgPool) {
     let stranger = app.tenant().await;
     // The stranger is not (yet) a member of the tenant's organization.
     let body = import_body(&tenant);
-    let response = app
-        .http
-        .post(app.url("/page-imports"))
-        .bearer_auth(&stranger.token)
-        .header("idempotency-key", "key-4")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    expect_problem(response, 404, "not_found").await;
+    expect_problem(post_with_key(&app, &stranger, "key-4", &body).await, 404, "not_found").await;
     sqlx::query("insert into organization_member (organization_id, subject) values ($1, $2)")
         .bind(tenant.organization_id)
         .bind(&stranger.subject)
         .execute(&app.pool)
         .await
         .unwrap();
-    let response = app
-        .http
-        .post(app.url("/page-imports"))
-        .bearer_auth(&stranger.token)
-        .header("idempotency-key", "key-4")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 202);
+    assert_eq!(post_with_key(&app, &stranger, "key-4", &body).await.status(), 202);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
