@@ -143,6 +143,11 @@ impl SourceUrl {
                 .map_err(|e| SourceUrlError::InvalidHost(e.to_string()))?;
         }
         url.set_fragment(None);
+        // Percent-encoding can lengthen the URL; the stored form obeys the same
+        // limit, so it is itself an acceptable input (found by fuzzing).
+        if url.as_str().len() > MAX_SOURCE_URL_CHARS {
+            return Err(SourceUrlError::TooLong);
+        }
         Ok(Self(url))
     }
 
@@ -381,6 +386,10 @@ mod tests {
         assert_eq!(SourceUrl::parse(&long, STRICT).unwrap_err().code(), "too_long");
         let exact = format!("https://example.com/{}", "a".repeat(2048 - 20));
         assert!(SourceUrl::parse(&exact, STRICT).is_ok());
+        // Short enough as typed, too long once percent-encoded.
+        let expands = format!("https://example.com/{}", "ü".repeat(400));
+        assert!(expands.chars().count() < 2048);
+        assert_eq!(SourceUrl::parse(&expands, STRICT).unwrap_err().code(), "too_long");
     }
 
     #[test]
@@ -433,3 +442,4 @@ mod tests {
         }
     }
 }
+
