@@ -18,6 +18,7 @@ use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use crate::auth::Authenticator;
 use crate::aws::AwsClients;
 use crate::config::Config;
+use crate::db::coalesce;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
@@ -35,6 +36,10 @@ pub struct AppState {
     pub s3: aws_sdk_s3::Client,
     pub dns: Option<Arc<DnsChecker>>,
     pub metrics: Metrics,
+    /// Coalesced reads by id: `(id, actor)` → the row if visible.
+    pub reads: coalesce::Reads,
+    /// Coalesced creates without an idempotency key.
+    pub creates: coalesce::Creates,
 }
 
 impl AppState {
@@ -83,7 +88,34 @@ impl AppState {
             config.auth_issuer.clone(),
             config.auth_audience.clone(),
         ));
+        // Coalesced statements have their own connections (two per slot: one
+        // for creates, one for reads), with generic plans: their shape never
+        // changes, and a custom plan would be re-planned on every call
+        // (PostgreSQL costs `unnest($1)` at 10 rows, so it never switches).
+        let slots = config.database_coalesce_slots;
+        let batch_pool = {
+            let options = (*pool.connect_options())
+                .clone()
+                .options([("plan_cache_mode", "force_generic_plan")]);
+            PgPoolOptions::new()
+                .max_connections(2 * slots)
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(3))
+                .connect_lazy_with(options)
+        };
+        // It lives and closes with the main pool.
+        tokio::spawn({
+            let (pool, batch_pool) = (pool.clone(), batch_pool.clone());
+            async move {
+                pool.close_event().await;
+                batch_pool.close().await;
+            }
+        });
+        let reads = coalesce::reads(batch_pool.clone(), slots as usize);
+        let creates = coalesce::creates(batch_pool, slots as usize);
         Ok(Self {
+            reads,
+            creates,
             config: Arc::new(config),
             pool,
             auth,

@@ -27,6 +27,8 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Tuning knobs with sensible defaults; documented in the README.
     pub database_max_connections: u32,
+    /// Coalesced statements in flight per kind (creates, reads by id).
+    pub database_coalesce_slots: u32,
     pub request_timeout: Duration,
     pub outbox_relay_interval: Duration,
     pub outbox_max_backoff: Duration,
@@ -189,6 +191,10 @@ impl Config {
             Ok(n) if n > 0 => Ok(n),
             _ => Err("expected a positive whole number".into()),
         })?;
+        let database_coalesce_slots = env.parsed("DATABASE_COALESCE_SLOTS", 1, |v| match v.parse::<u32>() {
+            Ok(n) if (1..=64).contains(&n) => Ok(n),
+            _ => Err("expected a whole number from 1 to 64".into()),
+        })?;
         Ok(Self {
             database_url,
             listen_addr,
@@ -207,6 +213,7 @@ impl Config {
             allow_private_source_urls,
             log_format,
             database_max_connections,
+            database_coalesce_slots,
             request_timeout: env.millis("REQUEST_TIMEOUT_MS", 10_000)?,
             outbox_relay_interval: env.millis("OUTBOX_RELAY_INTERVAL_MS", 1_000)?,
             outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,

@@ -201,17 +201,21 @@ impl IntoResponse for ApiError {
 /// Database failures: an unreachable or exhausted pool is a 503, anything else a 500.
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        match err {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                tracing::warn!(error = %err, "database unavailable");
-                Self::Unavailable("database")
-            }
-            sqlx::Error::Database(db) if is_unavailable_sqlstate(db.code().as_deref()) => {
-                tracing::warn!(error = %db, "database unavailable");
-                Self::Unavailable("database")
-            }
-            other => Self::Internal(other.into()),
+        if database_unavailable(&err) {
+            tracing::warn!(error = %err, "database unavailable");
+            Self::Unavailable("database")
+        } else {
+            Self::Internal(err.into())
         }
+    }
+}
+
+/// Whether a database error means "unavailable, try again" (503) rather than a bug (500).
+pub fn database_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(db) => is_unavailable_sqlstate(db.code().as_deref()),
+        _ => false,
     }
 }
 

@@ -126,6 +126,121 @@ pub async fn insert_with_message(
     }))
 }
 
+/// One create in a coalesced batch: the row's fields and its queue message.
+pub struct PendingCreate {
+    pub id: String,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub actor: String,
+    pub source_url: SourceUrl,
+    pub viewport: Viewport,
+    pub ready_selector: Option<ReadySelector>,
+    pub nonce: Nonce,
+    pub body: String,
+    pub lease_ms: i64,
+}
+
+/// [`insert_with_message`] for many creates in one statement (one commit,
+/// one WAL flush): one answer per create, in order — the row and its outbox
+/// id, or `None` when that create's project is not visible to its actor.
+pub async fn insert_many_with_messages(
+    conn: &mut PgConnection,
+    batch: &[PendingCreate],
+) -> sqlx::Result<Vec<Option<(PageImport, i64)>>> {
+    let ids: Vec<&str> = batch.iter().map(|c| c.id.as_str()).collect();
+    let orgs: Vec<i64> = batch.iter().map(|c| c.organization_id).collect();
+    let projects: Vec<i64> = batch.iter().map(|c| c.project_id).collect();
+    let actors: Vec<&str> = batch.iter().map(|c| c.actor.as_str()).collect();
+    let urls: Vec<&str> = batch.iter().map(|c| c.source_url.as_str()).collect();
+    let widths: Vec<i32> = batch.iter().map(|c| c.viewport.width).collect();
+    let heights: Vec<i32> = batch.iter().map(|c| c.viewport.height).collect();
+    let scales: Vec<f32> = batch.iter().map(|c| c.viewport.device_scale_factor).collect();
+    let selectors: Vec<Option<&str>> = batch
+        .iter()
+        .map(|c| c.ready_selector.as_ref().map(ReadySelector::as_str))
+        .collect();
+    let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
+    let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
+    let leases: Vec<i64> = batch.iter().map(|c| c.lease_ms).collect();
+    let rows = sqlx::query!(
+        r#"
+        with req as (
+            select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
+                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::int8[])
+                as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
+                     nonce, body, lease_ms)
+        ), inserted as (
+            insert into page_import (
+                id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                device_scale_factor, ready_selector, nonce, created_by, updated_by
+            )
+            select r.id, p.organization_id, p.id, r.source_url, r.width, r.height, r.scale, r.ready_selector,
+                   r.nonce, r.actor, r.actor
+            from req r
+            join project p on p.id = r.project_id and p.organization_id = r.organization_id
+            where exists (
+                select 1 from organization_member m
+                where m.organization_id = p.organization_id and m.subject = r.actor
+            )
+            returning *
+        ), queued as (
+            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+            select 'page_import', r.body, i.project_id::text, i.id || ':' || i.attempt,
+                   now() + make_interval(secs => r.lease_ms / 1000.0)
+            from inserted i join req r on r.id = i.id
+            returning id, deduplication_id
+        )
+        select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url,
+               i.viewport_width, i.viewport_height, i.device_scale_factor, i.ready_selector,
+               i.status as "status: ImportStatus", i.attempt, i.result_url, i.capture_hash,
+               i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
+               q.id as outbox_id
+        from inserted i join queued q on q.deduplication_id = i.id || ':' || i.attempt
+        "#,
+        &ids as &[&str],
+        &orgs,
+        &projects,
+        &actors as &[&str],
+        &urls as &[&str],
+        &widths,
+        &heights,
+        &scales,
+        &selectors as &[Option<&str>],
+        &nonces as &[&str],
+        &bodies as &[&str],
+        &leases,
+    )
+    .fetch_all(conn)
+    .await?;
+    let mut created: std::collections::HashMap<String, (PageImport, i64)> = rows
+        .into_iter()
+        .map(|r| {
+            let row = PageImport {
+                id: r.id,
+                organization_id: r.organization_id,
+                project_id: r.project_id,
+                source_kind: r.source_kind,
+                source_url: r.source_url,
+                viewport_width: r.viewport_width,
+                viewport_height: r.viewport_height,
+                device_scale_factor: r.device_scale_factor,
+                ready_selector: r.ready_selector,
+                status: r.status,
+                attempt: r.attempt,
+                result_url: r.result_url,
+                capture_hash: r.capture_hash,
+                screenshot_url: r.screenshot_url,
+                error_message: r.error_message,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                created_by: r.created_by,
+            };
+            (row.id.clone(), (row, r.outbox_id))
+        })
+        .collect();
+    Ok(batch.iter().map(|c| created.remove(&c.id)).collect())
+}
+
 /// A live (not deleted) row the actor may see.
 pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<Option<PageImport>> {
     sqlx::query_as!(
@@ -148,6 +263,61 @@ pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
     )
     .fetch_optional(conn)
     .await
+}
+
+/// [`find_visible`] for many `(id, actor)` pairs in one statement (the
+/// coalesced read by id): one answer per pair, in order.
+pub async fn find_visible_many(
+    conn: &mut PgConnection,
+    ids: &[String],
+    actors: &[String],
+) -> sqlx::Result<Vec<Option<PageImport>>> {
+    let rows = sqlx::query!(
+        r#"
+        select r.ord as "ord!", pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
+               pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
+               pi.status as "status: ImportStatus", pi.attempt, pi.result_url, pi.capture_hash,
+               pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
+        from unnest($1::text[], $2::text[]) with ordinality as r(id, subject, ord)
+        join page_import pi on pi.id = r.id
+        where pi.deleted_at is null
+          and exists (
+              select 1 from organization_member m
+              where m.organization_id = pi.organization_id and m.subject = r.subject
+          )
+        "#,
+        ids,
+        actors,
+    )
+    .fetch_all(conn)
+    .await?;
+    let mut out: Vec<Option<PageImport>> = (0..ids.len()).map(|_| None).collect();
+    for r in rows {
+        let slot = usize::try_from(r.ord - 1).ok().and_then(|i| out.get_mut(i));
+        if let Some(slot) = slot {
+            *slot = Some(PageImport {
+                id: r.id,
+                organization_id: r.organization_id,
+                project_id: r.project_id,
+                source_kind: r.source_kind,
+                source_url: r.source_url,
+                viewport_width: r.viewport_width,
+                viewport_height: r.viewport_height,
+                device_scale_factor: r.device_scale_factor,
+                ready_selector: r.ready_selector,
+                status: r.status,
+                attempt: r.attempt,
+                result_url: r.result_url,
+                capture_hash: r.capture_hash,
+                screenshot_url: r.screenshot_url,
+                error_message: r.error_message,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+                created_by: r.created_by,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Whether the project belongs to the organization and the actor is a member.

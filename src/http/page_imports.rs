@@ -12,7 +12,7 @@ use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
-use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport};
+use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport, PendingCreate};
 use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError, Problem};
@@ -244,32 +244,43 @@ async fn create_inner(
         callback_url: format!("{}/webhooks/page-imports", state.config.public_base_url),
     };
     let message_body = serde_json::to_string(&job).map_err(anyhow::Error::from)?;
-    let new = NewPageImport {
-        id: &id,
-        organization_id: request.organization_id,
-        project_id: request.project_id,
-        source_url: &request.source_url,
-        viewport: request.viewport,
-        ready_selector: request.ready_selector.as_ref(),
-        nonce: &nonce,
-        actor: &actor.subject,
-    };
-    let outbound = OutboundMessage {
-        body: &message_body,
-        lease_ms: state.publisher.lease().as_millis() as i64,
-    };
+    let lease_ms = state.publisher.lease().as_millis() as i64;
 
     // The row and its message are one statement, so without an idempotency
-    // key no explicit transaction (and no extra round trips) is needed.
+    // key no explicit transaction is needed, and concurrent creates share one
+    // statement and one commit (see `db::coalesce`).
     let (view, outbox_id) = match key {
         None => {
-            let mut conn = state.pool.acquire().await?;
-            let (row, outbox_id) = db::insert_with_message(&mut conn, &new, &outbound)
-                .await?
-                .ok_or(ApiError::NotFound)?;
+            let pending = PendingCreate {
+                id: id.clone(),
+                organization_id: request.organization_id,
+                project_id: request.project_id,
+                actor: actor.subject.clone(),
+                source_url: request.source_url,
+                viewport: request.viewport,
+                ready_selector: request.ready_selector,
+                nonce,
+                body: message_body.clone(),
+                lease_ms,
+            };
+            let (row, outbox_id) = state.creates.call(pending).await?.ok_or(ApiError::NotFound)?;
             (PageImportView::from(row), outbox_id)
         }
         Some(key) => {
+            let new = NewPageImport {
+                id: &id,
+                organization_id: request.organization_id,
+                project_id: request.project_id,
+                source_url: &request.source_url,
+                viewport: request.viewport,
+                ready_selector: request.ready_selector.as_ref(),
+                nonce: &nonce,
+                actor: &actor.subject,
+            };
+            let outbound = OutboundMessage {
+                body: &message_body,
+                lease_ms,
+            };
             let mut tx = state.pool.begin().await?;
             let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &outbound)
                 .await?
@@ -322,10 +333,7 @@ pub async fn get(
     actor: Actor,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<PageImportView>, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    let row = db::find_visible(&mut conn, &id, &actor.subject)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let row = state.reads.call((id, actor.subject)).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(row.into()))
 }
 

@@ -4,6 +4,7 @@
 mod helpers;
 
 mod auth;
+mod coalesce;
 mod code2des;
 mod create;
 mod dns_check;

@@ -1,0 +1,292 @@
+//! Request coalescing for the hot single-row statements (a create, a read by
+//! id): while `concurrency` statements are in flight, the requests that arrive
+//! queue here and the next free slot runs all of them (up to `max_batch`) as
+//! one statement. Under light load a request runs alone and at once; under
+//! load the database sees fewer, larger statements — one round trip, one
+//! executor start-up and, for writes, one WAL flush for the whole batch
+//! (group commit), instead of one each. Every request still gets its own
+//! answer, and a create is answered only after its own row is committed.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use sqlx::{PgConnection, PgPool};
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use crate::db::page_import::{self, NewPageImport, OutboundMessage, PageImport, PendingCreate};
+use crate::error::{database_unavailable, ApiError};
+
+struct Pending<Req, Resp> {
+    request: Req,
+    reply: oneshot::Sender<Result<Resp, ApiError>>,
+}
+
+/// Cheap to clone; the dispatcher stops when the last clone is dropped.
+pub struct Coalescer<Req, Resp> {
+    queue: mpsc::UnboundedSender<Pending<Req, Resp>>,
+}
+
+impl<Req, Resp> Clone for Coalescer<Req, Resp> {
+    fn clone(&self) -> Self {
+        Self {
+            queue: self.queue.clone(),
+        }
+    }
+}
+
+impl<Req, Resp> Coalescer<Req, Resp>
+where
+    Req: Send + 'static,
+    Resp: Send + 'static,
+{
+    /// `run` executes one batch and answers each request in order: it must
+    /// return exactly one result per request.
+    pub fn new<F, Fut>(op: &'static str, concurrency: usize, max_batch: usize, run: F) -> Self
+    where
+        F: Fn(Vec<Req>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Result<Resp, ApiError>>> + Send + 'static,
+    {
+        let (queue, mut incoming) = mpsc::unbounded_channel::<Pending<Req, Resp>>();
+        let slots = Arc::new(Semaphore::new(concurrency.max(1)));
+        let run = Arc::new(run);
+        tokio::spawn(async move {
+            loop {
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    return;
+                };
+                let Some(first) = incoming.recv().await else {
+                    return;
+                };
+                let mut batch = Vec::with_capacity(8);
+                let mut next = Some(first);
+                while let Some(p) = next {
+                    // A request whose caller has gone (timed out, disconnected) is not run.
+                    if !p.reply.is_closed() {
+                        batch.push(p);
+                    }
+                    next = if batch.len() < max_batch {
+                        incoming.try_recv().ok()
+                    } else {
+                        None
+                    };
+                }
+                if batch.is_empty() {
+                    continue;
+                }
+                metrics::histogram!("db_batch_size", "op" => op).record(batch.len() as f64);
+                let run = run.clone();
+                tokio::spawn(async move {
+                    let (requests, replies): (Vec<Req>, Vec<_>) =
+                        batch.into_iter().map(|p| (p.request, p.reply)).unzip();
+                    let expected = replies.len();
+                    let mut results = run(requests).await.into_iter();
+                    for reply in replies {
+                        let result = results.next().unwrap_or_else(|| {
+                            Err(ApiError::Internal(anyhow::anyhow!(
+                                "{op}: a batch of {expected} returned fewer results"
+                            )))
+                        });
+                        let _ = reply.send(result);
+                    }
+                    drop(slot);
+                });
+            }
+        });
+        Self { queue }
+    }
+
+    /// Queues one request and waits for its own result.
+    pub async fn call(&self, request: Req) -> Result<Resp, ApiError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Pending { request, reply })
+            .map_err(|_| ApiError::Unavailable("database"))?;
+        answer
+            .await
+            .map_err(|_| ApiError::Internal(anyhow::anyhow!("a coalesced statement was dropped")))?
+    }
+}
+
+/// One batch-wide database error, answered to each of `n` requests: 503 for
+/// an unavailable database, 500 otherwise (the same mapping as a single
+/// statement's error).
+pub fn fan_out<T>(err: sqlx::Error, n: usize) -> Vec<Result<T, ApiError>> {
+    let first = ApiError::from(err);
+    let again = |e: &ApiError| match e {
+        ApiError::Unavailable(what) => ApiError::Unavailable(what),
+        other => ApiError::Internal(anyhow::anyhow!("{other:#}")),
+    };
+    let mut out: Vec<Result<T, ApiError>> = (1..n).map(|_| Err(again(&first))).collect();
+    out.push(Err(first));
+    out
+}
+
+/// Coalesced reads by id: `(id, actor)` → the row if the actor may see it.
+pub type Reads = Coalescer<(String, String), Option<PageImport>>;
+/// Coalesced creates without an idempotency key: the row and its outbox id,
+/// or `None` when the project is not visible.
+pub type Creates = Coalescer<PendingCreate, Option<(PageImport, i64)>>;
+
+pub fn reads(pool: PgPool, concurrency: usize) -> Reads {
+    Coalescer::new("read_page_import", concurrency, MAX_BATCH, move |batch| {
+        let pool = pool.clone();
+        async move { run_reads(&pool, batch).await }
+    })
+}
+
+pub fn creates(pool: PgPool, concurrency: usize) -> Creates {
+    Coalescer::new("create_page_import", concurrency, MAX_BATCH, move |batch| {
+        let pool = pool.clone();
+        async move { run_creates(&pool, batch).await }
+    })
+}
+
+/// One batch of reads as one statement.
+pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Result<Option<PageImport>, ApiError>> {
+    let n = batch.len();
+    let (ids, actors): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
+    let found = async {
+        let mut conn = pool.acquire().await?;
+        page_import::find_visible_many(&mut conn, &ids, &actors).await
+    };
+    match found.await {
+        Ok(rows) => rows.into_iter().map(Ok).collect(),
+        Err(err) => fan_out(err, n),
+    }
+}
+
+/// One batch of creates as one statement. One bad create must not fail the
+/// others: a batch that failed for any reason but an unavailable database is
+/// retried one create at a time.
+pub async fn run_creates(pool: &PgPool, batch: Vec<PendingCreate>) -> Vec<Result<Option<(PageImport, i64)>, ApiError>> {
+    let mut conn = match pool.acquire().await {
+        Ok(conn) => conn,
+        Err(err) => return fan_out(err, batch.len()),
+    };
+    match page_import::insert_many_with_messages(&mut conn, &batch).await {
+        Ok(rows) => rows.into_iter().map(Ok).collect(),
+        Err(err) if batch.len() > 1 && !database_unavailable(&err) => {
+            tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
+            let mut out = Vec::with_capacity(batch.len());
+            for c in &batch {
+                out.push(insert_one(&mut conn, c).await.map_err(ApiError::from));
+            }
+            out
+        }
+        Err(err) => fan_out(err, batch.len()),
+    }
+}
+
+async fn insert_one(conn: &mut PgConnection, c: &PendingCreate) -> sqlx::Result<Option<(PageImport, i64)>> {
+    let new = NewPageImport {
+        id: &c.id,
+        organization_id: c.organization_id,
+        project_id: c.project_id,
+        source_url: &c.source_url,
+        viewport: c.viewport,
+        ready_selector: c.ready_selector.as_ref(),
+        nonce: &c.nonce,
+        actor: &c.actor,
+    };
+    let message = OutboundMessage {
+        body: &c.body,
+        lease_ms: c.lease_ms,
+    };
+    page_import::insert_with_message(conn, &new, &message).await
+}
+
+/// Statements wider than this gain little and hold their connection longer.
+const MAX_BATCH: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    /// A coalescer over numbers whose batch `[0]` waits for `gate`; records every batch.
+    fn gated(gate: Arc<Notify>, seen: Arc<Mutex<Vec<Vec<u32>>>>, short: bool) -> Coalescer<u32, u32> {
+        Coalescer::new("test", 1, 64, move |batch: Vec<u32>| {
+            seen.lock().unwrap().push(batch.clone());
+            let gate = gate.clone();
+            async move {
+                if batch == [0] {
+                    gate.notified().await;
+                }
+                let take = if short { batch.len() - 1 } else { batch.len() };
+                batch.into_iter().take(take).map(|n| Ok(n * 10)).collect()
+            }
+        })
+    }
+
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_queued_behind_a_busy_slot_run_as_one_batch_each_answered_in_order() {
+        let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
+        let c = gated(gate.clone(), seen.clone(), false);
+        let first = tokio::spawn({
+            let c = c.clone();
+            async move { c.call(0).await }
+        });
+        settle().await;
+        let rest: Vec<_> = (1..=5u32)
+            .map(|n| {
+                let c = c.clone();
+                tokio::spawn(async move { c.call(n).await })
+            })
+            .collect();
+        settle().await;
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![vec![0]],
+            "the slot is busy, so nothing else has run yet"
+        );
+        gate.notify_one();
+        assert_eq!(first.await.unwrap().unwrap(), 0);
+        for (n, handle) in (1..=5u32).zip(rest) {
+            assert_eq!(handle.await.unwrap().unwrap(), n * 10);
+        }
+        assert_eq!(*seen.lock().unwrap(), vec![vec![0], vec![1, 2, 3, 4, 5]]);
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_has_gone_is_not_run() {
+        let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
+        let c = gated(gate.clone(), seen.clone(), false);
+        let first = tokio::spawn({
+            let c = c.clone();
+            async move { c.call(0).await }
+        });
+        settle().await;
+        let gone = tokio::spawn({
+            let c = c.clone();
+            async move { c.call(7).await }
+        });
+        let kept = tokio::spawn({
+            let c = c.clone();
+            async move { c.call(8).await }
+        });
+        settle().await;
+        gone.abort();
+        settle().await;
+        gate.notify_one();
+        first.await.unwrap().unwrap();
+        assert_eq!(kept.await.unwrap().unwrap(), 80);
+        assert_eq!(*seen.lock().unwrap(), vec![vec![0], vec![8]]);
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_answers_short_fails_the_unanswered_instead_of_hanging() {
+        let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
+        let c = gated(gate, seen, true);
+        let err = c.call(3).await.unwrap_err();
+        assert!(matches!(err, ApiError::Internal(_)), "{err:?}");
+    }
+}

@@ -1,0 +1,203 @@
+//! Coalesced statements (`db::coalesce`): a batch mixes actors and tenants,
+//! so every answer must be the one its own request would have had alone.
+
+use std::collections::HashSet;
+
+use page_import::db::coalesce::{run_creates, run_reads};
+use page_import::db::page_import::PendingCreate;
+use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
+use page_import::error::ApiError;
+use serde_json::Value;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn batched_reads_answer_each_pair_by_its_own_actor(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (alice, bob) = (app.tenant().await, app.tenant().await);
+    let a1 = app.create_import(&alice).await["id"].as_str().unwrap().to_owned();
+    let a2 = app.create_import(&alice).await["id"].as_str().unwrap().to_owned();
+    let b1 = app.create_import(&bob).await["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        app.delete(&format!("/page-imports/{a2}"), &alice.token).await.status(),
+        204
+    );
+
+    let pairs = [
+        (&a1, &alice),                                                // own row
+        (&a1, &bob),                                                  // another tenant's
+        (&b1, &bob),                                                  // own row
+        (&a2, &alice),                                                // deleted
+        (&"0193ffff-0000-7000-8000-000000000000".to_owned(), &alice), // unknown
+        (&a1, &alice),                                                // the same pair twice
+        (&b1, &alice),                                                // another tenant's
+    ];
+    let batch = pairs.iter().map(|(id, t)| ((*id).clone(), t.subject.clone())).collect();
+    let answers: Vec<Option<String>> = run_reads(&pool, batch)
+        .await
+        .into_iter()
+        .map(|r| r.expect("no error").map(|row| row.id))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            Some(a1.clone()),
+            None,
+            Some(b1.clone()),
+            None,
+            None,
+            Some(a1.clone()),
+            None
+        ]
+    );
+}
+
+fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate {
+    let id = Uuid::now_v7().to_string();
+    PendingCreate {
+        body: format!("{{\"pageImportId\":\"{id}\"}}"),
+        id,
+        organization_id,
+        project_id,
+        actor: actor.to_owned(),
+        source_url: SourceUrl::parse("https://example.com/", SourceUrlPolicy { allow_private: false }).unwrap(),
+        viewport: Viewport::parse(1440, 900, Some(2.0)).unwrap(),
+        ready_selector: None,
+        nonce: Nonce::generate(),
+        lease_ms: 30_000,
+    }
+}
+
+async fn stored_ids(pool: &PgPool) -> (HashSet<String>, HashSet<String>) {
+    let rows: Vec<String> = sqlx::query_scalar("select id from page_import")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    let messages: Vec<String> = sqlx::query_scalar("select body::json->>'pageImportId' from outbox_message")
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    (rows.into_iter().collect(), messages.into_iter().collect())
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (alice, bob) = (app.tenant().await, app.tenant().await);
+    let batch = vec![
+        pending(alice.organization_id, alice.project_id, &alice.subject), // visible
+        pending(alice.organization_id, alice.project_id, &bob.subject),   // bob is not a member
+        pending(bob.organization_id, bob.project_id, &bob.subject),       // visible
+        pending(alice.organization_id, bob.project_id, &alice.subject),   // project of another org
+    ];
+    let expected: Vec<(String, String)> = batch.iter().map(|c| (c.id.clone(), c.actor.clone())).collect();
+    let nonces: Vec<String> = batch.iter().map(|c| c.nonce.expose().to_owned()).collect();
+    let answers = run_creates(&pool, batch).await;
+    let created: Vec<bool> = answers
+        .iter()
+        .map(|r| r.as_ref().expect("no error").is_some())
+        .collect();
+    assert_eq!(created, vec![true, false, true, false]);
+    for (answer, (id, actor)) in answers.iter().zip(&expected) {
+        if let Ok(Some((row, outbox_id))) = answer {
+            assert_eq!(&row.id, id, "each create gets its own row back");
+            assert_eq!(&row.created_by, actor);
+            let (queue, body): (String, String) =
+                sqlx::query_as("select queue, body from outbox_message where id = $1")
+                    .bind(outbox_id)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+            assert_eq!(queue, "page_import");
+            let body: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(
+                body["pageImportId"],
+                id.as_str(),
+                "the outbox id returned is this row's message"
+            );
+        }
+    }
+    for (i, nonce) in nonces.iter().enumerate() {
+        if created[i] {
+            assert_eq!(&app.nonce_of(&expected[i].0).await, nonce);
+        }
+    }
+    let (rows, messages) = stored_ids(&pool).await;
+    let visible: HashSet<String> = [expected[0].0.clone(), expected[2].0.clone()].into();
+    assert_eq!(rows, visible, "nothing written for the invisible creates");
+    assert_eq!(messages, visible);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let alice = app.tenant().await;
+    let existing = app.create_import(&alice).await["id"].as_str().unwrap().to_owned();
+    let mut clash = pending(alice.organization_id, alice.project_id, &alice.subject);
+    let clash_message = clash.body.clone();
+    clash.id = existing.clone(); // a primary-key violation fails the whole statement
+    let batch = vec![
+        pending(alice.organization_id, alice.project_id, &alice.subject),
+        clash,
+        pending(alice.organization_id, alice.project_id, &alice.subject),
+    ];
+    let ids: Vec<String> = batch.iter().map(|c| c.id.clone()).collect();
+    let answers = run_creates(&pool, batch).await;
+    assert!(matches!(answers[0], Ok(Some(_))), "{:?}", answers[0].as_ref().err());
+    assert!(
+        matches!(answers[1], Err(ApiError::Internal(_))),
+        "{:?}",
+        answers[1].as_ref().err()
+    );
+    assert!(matches!(answers[2], Ok(Some(_))), "{:?}", answers[2].as_ref().err());
+    let (rows, messages) = stored_ids(&pool).await;
+    assert_eq!(rows, [existing, ids[0].clone(), ids[2].clone()].into());
+    assert!(messages.contains(&ids[0]) && messages.contains(&ids[2]));
+    let failed: i64 = sqlx::query_scalar("select count(*) from outbox_message where body = $1")
+        .bind(&clash_message)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(failed, 0, "the failed create left no message behind");
+}
+
+/// Many GETs at once from two tenants, each for either tenant's imports: the
+/// coalescer mixes them into shared statements, and each must still see
+/// exactly its own tenant's rows.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn concurrent_gets_across_tenants_each_see_only_their_own(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let (alice, bob) = (app.tenant().await, app.tenant().await);
+    let mut imports = Vec::new();
+    for t in [&alice, &bob] {
+        for _ in 0..4 {
+            imports.push((
+                app.create_import(t).await["id"].as_str().unwrap().to_owned(),
+                t.subject.clone(),
+            ));
+        }
+    }
+    let mut requests = Vec::new();
+    for round in 0..8 {
+        for (id, owner) in &imports {
+            let reader = if round % 2 == 0 { &alice } else { &bob };
+            let visible = *owner == reader.subject;
+            let app = &app;
+            requests.push(async move {
+                let response = app.get(&format!("/page-imports/{id}"), &reader.token).await;
+                (response, id.clone(), visible)
+            });
+        }
+    }
+    for (response, id, visible) in futures::future::join_all(requests).await {
+        if visible {
+            assert_eq!(response.status(), 200);
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["id"], id.as_str());
+        } else {
+            expect_problem(response, 404, "not_found").await;
+        }
+    }
+}
