@@ -13,6 +13,7 @@ import hmac
 import json
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -78,6 +79,57 @@ def rss_kib(pid, field="VmRSS"):
 
 RUNNING = []
 
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid, children=False):
+    """CPU seconds of a process (and of its reaped children)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])
+    if children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLK
+
+
+def postgres_cpu():
+    """CPU seconds of every PostgreSQL process, including backends that have
+    exited (the postmaster reaps them, so they are in its children's time)."""
+    pids = subprocess.run(["pgrep", "-x", "postgres"], capture_output=True, text=True).stdout.split()
+    return sum(proc_cpu(int(p), children=True) for p in pids)
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+class CpuMeter:
+    """Where the CPU went during one phase: the service, PostgreSQL and the
+    client (load generator or pgbench), in µs per completed request."""
+
+    def __init__(self, service_pid=None):
+        self.service_pid = service_pid
+        self.start = (proc_cpu(service_pid) if service_pid else 0.0, postgres_cpu(), children_cpu())
+
+    def per_request(self, n):
+        end = (proc_cpu(self.service_pid) if self.service_pid else 0.0, postgres_cpu(), children_cpu())
+        svc, pg, client = ((e - s) * 1e6 / max(n, 1) for s, e in zip(self.start, end))
+        return {"service": svc, "postgres": pg, "client": client}
+
+
+CPU_ROWS = []
+
+
+def note_cpu(what, runs):
+    """Median µs per request of each party over the runs."""
+    parts = ("service", "postgres", "client")
+    med = {k: median([r[k] for r in runs]) for k in parts}
+    CPU_ROWS.append((what, med))
+
 
 def stop_all():
     for svc in list(RUNNING):
@@ -113,6 +165,21 @@ class Service:
                 raise RuntimeError("service did not become ready")
             time.sleep(0.005)
         self.ready_after = time.monotonic() - self.started
+
+    def batch_totals(self, op):
+        """(requests, statements) coalesced so far for `op`, from /metrics."""
+        text = urllib.request.urlopen(self.url + "/metrics", timeout=5).read().decode()
+        total = count = 0.0
+        for line in text.splitlines():
+            if line.startswith(f'db_batch_size_sum{{op="{op}"}}'):
+                total = float(line.split()[-1])
+            elif line.startswith(f'db_batch_size_count{{op="{op}"}}'):
+                count = float(line.split()[-1])
+        return total, count
+
+    def mean_batch(self, op):
+        total, count = self.batch_totals(op)
+        return total / max(count, 1)
 
     def stop(self):
         if self in RUNNING:
@@ -168,6 +235,10 @@ def pgbench(script, clients, seconds, *extra):
     return tps, out
 
 
+def pgbench_count(out):
+    return int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
+
+
 # The exact statement the service runs for a create (src/db/page_import.rs),
 # with literal values of the same sizes.
 CREATE_SQL = """
@@ -210,14 +281,20 @@ def p1_p2():
     secs = ARGS.seconds
     tok = token()
     svc_rps, pg_tps, live_rps, svc_p99, pg_p99 = [], [], [], [], []
+    svc_cpu, pg_cpu, batches = [], [], []
     for run in range(ARGS.runs):
         # SQS refusing connections: both sides do exactly the database work.
         svc = Service(18080, AWS_ENDPOINT_URL="http://127.0.0.1:9", DATABASE_MAX_CONNECTIONS=conns)
+        meter = CpuMeter(svc.proc.pid)
         r = loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
                     "--token", tok, "--connections", conns, "--seconds", secs)
+        svc_cpu.append(meter.per_request(r["ok"]))
+        batches.append(svc.mean_batch("create_page_import"))
         svc_rps.append(r["rps"])
-        log(f"P1 run {run}: service {r['rps']:.0f} req/s ({r['failed']} failed)")
-        tps, _ = pgbench(CREATE_SQL, conns, int(secs))
+        log(f"P1 run {run}: service {r['rps']:.0f} req/s ({r['failed']} failed), mean batch {batches[-1]:.1f}")
+        meter = CpuMeter()
+        tps, out = pgbench(CREATE_SQL, conns, int(secs))
+        pg_cpu.append(meter.per_request(pgbench_count(out)))
         pg_tps.append(tps)
         log(f"P1 run {run}: pgbench {tps:.0f} tps")
         # P2: open loop at 80 % of this run's max on both sides.
@@ -249,8 +326,11 @@ def p1_p2():
         svc.stop()
         clear_outbox()
     s, p, l = median(svc_rps), median(pg_tps), median(live_rps)
+    note_cpu("P1 POST /page-imports (service, closed loop)", svc_cpu)
+    note_cpu("P1 the create statement (pgbench)", pg_cpu)
     table("P1/P2 create", [
-        ("P1", f"POST /page-imports max throughput, {conns} conns, SQS refusing", f"{s:.0f} req/s",
+        ("P1", f"POST /page-imports max throughput, {conns} conns, SQS refusing (mean batch "
+               f"{median(batches):.1f} creates per statement)", f"{s:.0f} req/s",
          f"pgbench {p:.0f} tps", f"{s / p:.2f}×", "≥ 0.8×"),
         ("P1", "same, live emulator (moto shares the cores)", f"{l:.0f} req/s", f"pgbench {p:.0f} tps",
          f"{l / p:.2f}×", "reported"),
@@ -282,12 +362,19 @@ def p3():
     tok = token()
     conns = ARGS.connections
     svc = Service(18082, DATABASE_MAX_CONNECTIONS=conns)
-    get_rps, pg_tps, first, deep = [], [], [], []
+    get_rps, pg_tps, first, deep, svc_cpu, pg_cpu = [], [], [], [], [], []
     for run in range(ARGS.runs):
+        before = svc.batch_totals("read_page_import")
+        meter = CpuMeter(svc.proc.pid)
         r = loadgen("closed", "--url", svc.url + "/page-imports/bench-{n}", "--token", tok, "--ids", rows,
                     "--connections", conns, "--seconds", ARGS.seconds)
+        svc_cpu.append(meter.per_request(r["ok"]))
+        after = svc.batch_totals("read_page_import")
+        batch = (after[0] - before[0]) / max(after[1] - before[1], 1)
         get_rps.append(r["rps"])
-        tps, _ = pgbench(GET_SQL.format(ids=rows), conns, int(ARGS.seconds))
+        meter = CpuMeter()
+        tps, out = pgbench(GET_SQL.format(ids=rows), conns, int(ARGS.seconds))
+        pg_cpu.append(meter.per_request(pgbench_count(out)))
         pg_tps.append(tps)
         base = svc.url + "/page-imports?organizationId=1&projectId=2&limit=20"
         f = loadgen("closed", "--url", base, "--token", tok, "--connections", 1, "--seconds", 3)
@@ -295,9 +382,12 @@ def p3():
                     "--connections", 1, "--seconds", 3)
         first.append(f["p50_ms"])
         deep.append(d["p50_ms"])
-        log(f"P3 run {run}: GET {r['rps']:.0f} req/s vs pgbench {tps:.0f}; list first {f['p50_ms']:.2f} ms deep {d['p50_ms']:.2f} ms")
+        log(f"P3 run {run}: GET {r['rps']:.0f} req/s (mean batch {batch:.1f}) vs pgbench {tps:.0f}; "
+            f"list first {f['p50_ms']:.2f} ms deep {d['p50_ms']:.2f} ms")
     svc.stop()
     g, p = median(get_rps), median(pg_tps)
+    note_cpu("P3 GET /page-imports/{id} (service, closed loop)", svc_cpu)
+    note_cpu("P3 the SELECT (pgbench)", pg_cpu)
     table("P3 read", [
         ("P3", f"GET /page-imports/{{id}}, {conns} conns", f"{g:.0f} req/s", f"pgbench {p:.0f} tps",
          f"{g / p:.2f}×", "≥ 0.8×"),
@@ -499,6 +589,13 @@ def main():
     for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6)]:
         if name in only:
             fn()
+    if CPU_ROWS:
+        print("\n## Where the CPU goes (µs of CPU per request, medians)\n")
+        print("| phase | service | PostgreSQL | client | total |")
+        print("|---|---|---|---|---|")
+        for what, m in CPU_ROWS:
+            print(f"| {what} | {m['service']:.0f} | {m['postgres']:.0f} | {m['client']:.0f} | "
+                  f"{m['service'] + m['postgres'] + m['client']:.0f} |")
 
 
 if __name__ == "__main__":
