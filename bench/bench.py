@@ -431,12 +431,14 @@ def write_manifest(path, size, identity, identity_last):
 def p4():
     size = ARGS.manifest_mib * 1024 * 1024
     tok = token()
-    svc = Service(18083)
     s3 = aws("s3")
     rows = []
     for identity_last in (False, True):
         growth, rates, floors, sums = [], [], [], []
         for run in range(ARGS.runs):
+            # A fresh process per run: an allocator that kept the previous
+            # run's memory would hide this run's growth.
+            svc = Service(18083)
             req = urllib.request.Request(svc.url + "/page-imports", data=CREATE_BODY.encode(), method="POST",
                                          headers={"authorization": f"Bearer {tok}", "content-type": "application/json"})
             created = json.load(urllib.request.urlopen(req))
@@ -479,18 +481,19 @@ def p4():
             rates.append(actual / elapsed)
             s3.delete_object(Bucket=BUCKET, Key=prefix + "capture.json")
             os.remove(path)
+            svc.stop()
             log(f"P4 run {run} (identity {'last' if identity_last else 'first'}): {actual / elapsed / 1e6:.0f} MB/s, "
                 f"RSS +{growth[-1]:.1f} MiB, sha256sum {sums[-1] / 1e6:.0f} MB/s, S3 GET {floors[-1] / 1e6:.0f} MB/s")
         where = "last" if identity_last else "first"
-        rows.append(("P4", f"{ARGS.manifest_mib} MiB manifest via webhook (identity {where}): peak RSS growth",
-                     f"{median(growth):.1f} MiB", "—", "—", "< 16 MiB"))
+        rows.append(("P4", f"{ARGS.manifest_mib} MiB manifest via webhook (identity {where}): peak RSS growth "
+                           f"(worst of {len(growth)} fresh processes)",
+                     f"{max(growth):.1f} MiB", "—", "—", "< 16 MiB"))
         rows.append(("P4", f"… verification rate (identity {where}); limit: sha256sum of the same bytes",
                      f"{median(rates) / 1e6:.0f} MB/s", f"{median(sums) / 1e6:.0f} MB/s",
                      f"{median(rates) / median(sums):.2f}×", "≥ 0.8×"))
         rows.append(("P4", f"… emulator GetObject of the same object (transfer floor)",
                      f"{median(rates) / 1e6:.0f} MB/s", f"{median(floors) / 1e6:.0f} MB/s",
                      f"{median(rates) / median(floors):.2f}×", "reported"))
-    svc.stop()
     table("P4 manifest verification", rows)
 
 

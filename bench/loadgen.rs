@@ -55,6 +55,9 @@ enum Mode {
         seconds: f64,
         #[arg(long, default_value_t = 32)]
         connections: usize,
+        /// Also write "scheduled_ms latency_ms" per request to this file
+        #[arg(long)]
+        trace: Option<String>,
     },
     /// SendMessageBatch of `messages` bodies, ten per call, one call at a time.
     SqsBaseline {
@@ -260,7 +263,7 @@ async fn closed(target: Target, connections: usize, seconds: f64) -> serde_json:
     out
 }
 
-async fn open(target: Target, rate: f64, seconds: f64, connections: usize) -> serde_json::Value {
+async fn open(target: Target, rate: f64, seconds: f64, connections: usize, trace: Option<String>) -> serde_json::Value {
     let total = (rate * seconds) as u64;
     let interval = Duration::from_secs_f64(1.0 / rate);
     let start = Instant::now() + Duration::from_millis(100);
@@ -277,22 +280,35 @@ async fn open(target: Target, rate: f64, seconds: f64, connections: usize) -> se
                     return (ok, latencies);
                 }
                 conn.build(&target, i % target.ids + 1);
-                // A late worker sends at once; the wait it caused is counted.
+                // A late worker sends at once (a timer, even one already
+                // due, would wait for the next 1 ms tick); the wait it
+                // caused is counted.
                 let scheduled = start + interval * i as u32;
-                tokio::time::sleep_until(scheduled.into()).await;
+                if scheduled > Instant::now() {
+                    tokio::time::sleep_until(scheduled.into()).await;
+                }
                 if let Ok(status) = conn.send().await {
                     ok += u64::from(success(status));
                 }
-                latencies.push(scheduled.elapsed().as_secs_f64() * 1000.0);
+                latencies.push((i, scheduled.elapsed().as_secs_f64() * 1000.0));
             }
         }));
     }
-    let (mut ok, mut latencies) = (0u64, Vec::new());
+    let (mut ok, mut timed) = (0u64, Vec::new());
     for w in workers {
         let (o, l) = w.await.unwrap();
         ok += o;
-        latencies.extend(l);
+        timed.extend(l);
     }
+    if let Some(path) = trace {
+        timed.sort_by_key(|(i, _)| *i);
+        let lines: String = timed
+            .iter()
+            .map(|(i, ms)| format!("{:.3} {ms:.3}\n", interval.as_secs_f64() * 1000.0 * *i as f64))
+            .collect();
+        std::fs::write(path, lines).expect("trace file");
+    }
+    let latencies = timed.into_iter().map(|(_, ms)| ms).collect();
     let mut out = summary(latencies);
     out["ok"] = json!(ok);
     out["sent"] = json!(total);
@@ -434,7 +450,8 @@ async fn main() {
             rate,
             seconds,
             connections,
-        } => open(target, rate, seconds, connections).await,
+            trace,
+        } => open(target, rate, seconds, connections, trace).await,
         Mode::SqsBaseline {
             queue_url,
             messages,

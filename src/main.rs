@@ -9,10 +9,6 @@ use page_import::app::AppState;
 use page_import::config::{Config, LogFormat};
 use page_import::{auth, server, telemetry, MIGRATOR};
 
-/// mimalloc: glibc malloc/free were ≈ 10 % of the service's CPU under load (bench/README.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(name = "page-import", version, about = "Page Import service")]
 struct Cli {

@@ -10,6 +10,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
@@ -48,6 +49,7 @@ where
     {
         let (queue, mut incoming) = mpsc::unbounded_channel::<Pending<Req, Resp>>();
         let slots = Arc::new(Semaphore::new(concurrency.max(1)));
+        let single = concurrency <= 1;
         let run = Arc::new(run);
         tokio::spawn(async move {
             loop {
@@ -75,7 +77,7 @@ where
                 }
                 metrics::histogram!("db_batch_size", "op" => op).record(batch.len() as f64);
                 let run = run.clone();
-                tokio::spawn(async move {
+                let work = async move {
                     let (requests, replies): (Vec<Req>, Vec<_>) =
                         batch.into_iter().map(|p| (p.request, p.reply)).unzip();
                     let expected = replies.len();
@@ -89,7 +91,15 @@ where
                         let _ = reply.send(result);
                     }
                     drop(slot);
-                });
+                };
+                if single {
+                    // One slot: nothing else could run meanwhile, so run the
+                    // batch here and save a task and a wake-up per batch (a
+                    // panic in it is caught; its callers see their reply dropped).
+                    let _ = std::panic::AssertUnwindSafe(work).catch_unwind().await;
+                } else {
+                    tokio::spawn(work);
+                }
             }
         });
         Self { queue }
@@ -280,6 +290,17 @@ mod tests {
         first.await.unwrap().unwrap();
         assert_eq!(kept.await.unwrap().unwrap(), 80);
         assert_eq!(*seen.lock().unwrap(), vec![vec![0], vec![8]]);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_batch_fails_its_callers_and_the_next_batch_still_runs() {
+        let c: Coalescer<u32, u32> = Coalescer::new("test", 1, 64, |batch: Vec<u32>| async move {
+            assert!(batch != [9], "boom");
+            batch.into_iter().map(|n| Ok(n + 1)).collect()
+        });
+        let err = c.call(9).await.unwrap_err();
+        assert!(matches!(err, ApiError::Internal(_)), "{err:?}");
+        assert_eq!(c.call(1).await.unwrap(), 2);
     }
 
     #[tokio::test]
