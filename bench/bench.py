@@ -90,7 +90,7 @@ def proc_cpu(pid, children=False):
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
+    except OSError:  # exited between the listing and the read
         return 0.0
     ticks = int(fields[11]) + int(fields[12])
     if children:
