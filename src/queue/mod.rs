@@ -13,6 +13,7 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, Semaphore};
 
 use crate::db::outbox::{self, OutboxMessage};
+use crate::telemetry::Throttle;
 
 const BATCH_SIZE: usize = 10;
 const CLAIM_LIMIT: i64 = 100;
@@ -20,6 +21,8 @@ const CLAIM_LIMIT: i64 = 100;
 const MAX_BATCHES_IN_FLIGHT: usize = 4;
 /// Messages waiting for the after-commit publisher before it sheds to the relay.
 const AFTER_COMMIT_QUEUE: usize = 4096;
+/// One "SQS publish failed" line per period; `suppressed` counts the rest.
+const FAILURE_LOG_PERIOD: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueName {
@@ -51,6 +54,7 @@ struct Inner {
     max_backoff: Duration,
     lease: Duration,
     metrics: crate::metrics::Metrics,
+    failure_log: Throttle,
 }
 
 impl Publisher {
@@ -73,6 +77,7 @@ impl Publisher {
             max_backoff,
             lease,
             metrics,
+            failure_log: Throttle::new(FAILURE_LOG_PERIOD),
         });
         let (after_commit, rx) = mpsc::channel(AFTER_COMMIT_QUEUE);
         tokio::spawn(publish_after_commit_loop(inner.clone(), rx));
@@ -209,15 +214,22 @@ impl Inner {
         let (sent, failed): (Vec<i64>, Vec<(i64, String)>) = match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
-                let failed = out
+                let failed: Vec<(i64, String)> = out
                     .failed()
                     .iter()
                     .filter_map(|f| Some((f.id().parse().ok()?, f.code().to_owned())))
                     .collect();
+                if let Some((_, code)) = failed.first() {
+                    self.warn_failed(queue, failed.len(), code);
+                }
                 (sent, failed)
             }
             Err(err) => {
-                let why = aws_sdk_sqs::error::DisplayErrorContext(&err).to_string();
+                let why = aws_sdk_sqs::error::DisplayErrorContext(&err);
+                self.warn_failed(queue, messages.len(), &why);
+                // The whole error chain is long (≈ 1 KB): it is only kept
+                // where it is stored, as the relay's `last_error`.
+                let why = if reschedule { why.to_string() } else { String::new() };
                 (Vec::new(), messages.iter().map(|m| (m.id, why.clone())).collect())
             }
         };
@@ -234,11 +246,18 @@ impl Inner {
                 outbox::reschedule(&mut conn, &[*id], self.backoff(attempts), why).await?;
             }
         }
-        if let Some((_, why)) = failed.first() {
+        if !failed.is_empty() {
             self.metrics.outbox_publish_failed(queue, failed.len() as u64);
-            tracing::warn!(queue, failed = failed.len(), error = %why, "SQS publish failed");
         }
         Ok(sent.len())
+    }
+
+    /// At most one line per `FAILURE_LOG_PERIOD`: an SQS outage would
+    /// otherwise log a line for every batch (hundreds per second under load).
+    fn warn_failed(&self, queue: &str, failed: usize, why: &dyn std::fmt::Display) {
+        if let Some(suppressed) = self.failure_log.permit() {
+            tracing::warn!(queue, failed, suppressed, error = %why, "SQS publish failed");
+        }
     }
 
     /// Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … up to the cap.
