@@ -231,6 +231,11 @@ mod tests {
         })
     }
 
+    fn spawn_call(c: &Coalescer<u32, u32>, n: u32) -> tokio::task::JoinHandle<Result<u32, ApiError>> {
+        let c = c.clone();
+        tokio::spawn(async move { c.call(n).await })
+    }
+
     async fn settle() {
         for _ in 0..10 {
             tokio::task::yield_now().await;
@@ -241,17 +246,9 @@ mod tests {
     async fn requests_queued_behind_a_busy_slot_run_as_one_batch_each_answered_in_order() {
         let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
         let c = gated(gate.clone(), seen.clone(), false);
-        let first = tokio::spawn({
-            let c = c.clone();
-            async move { c.call(0).await }
-        });
+        let first = spawn_call(&c, 0);
         settle().await;
-        let rest: Vec<_> = (1..=5u32)
-            .map(|n| {
-                let c = c.clone();
-                tokio::spawn(async move { c.call(n).await })
-            })
-            .collect();
+        let rest: Vec<_> = (1..=5u32).map(|n| spawn_call(&c, n)).collect();
         settle().await;
         assert_eq!(
             *seen.lock().unwrap(),
@@ -270,19 +267,10 @@ mod tests {
     async fn a_caller_that_has_gone_is_not_run() {
         let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
         let c = gated(gate.clone(), seen.clone(), false);
-        let first = tokio::spawn({
-            let c = c.clone();
-            async move { c.call(0).await }
-        });
+        let first = spawn_call(&c, 0);
         settle().await;
-        let gone = tokio::spawn({
-            let c = c.clone();
-            async move { c.call(7).await }
-        });
-        let kept = tokio::spawn({
-            let c = c.clone();
-            async move { c.call(8).await }
-        });
+        let gone = spawn_call(&c, 7);
+        let kept = spawn_call(&c, 8);
         settle().await;
         gone.abort();
         settle().await;

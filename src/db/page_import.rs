@@ -29,6 +29,33 @@ pub struct PageImport {
     pub created_by: String,
 }
 
+/// A [`PageImport`] from a `query!` record that selected its columns under
+/// the same names (moving them out; the record's other fields stay usable).
+macro_rules! page_import_from {
+    ($r:ident) => {
+        PageImport {
+            id: $r.id,
+            organization_id: $r.organization_id,
+            project_id: $r.project_id,
+            source_kind: $r.source_kind,
+            source_url: $r.source_url,
+            viewport_width: $r.viewport_width,
+            viewport_height: $r.viewport_height,
+            device_scale_factor: $r.device_scale_factor,
+            ready_selector: $r.ready_selector,
+            status: $r.status,
+            attempt: $r.attempt,
+            result_url: $r.result_url,
+            capture_hash: $r.capture_hash,
+            screenshot_url: $r.screenshot_url,
+            error_message: $r.error_message,
+            created_at: $r.created_at,
+            updated_at: $r.updated_at,
+            created_by: $r.created_by,
+        }
+    };
+}
+
 pub struct NewPageImport<'a> {
     pub id: &'a str,
     pub organization_id: i64,
@@ -99,31 +126,7 @@ pub async fn insert_with_message(
     )
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|r| {
-        (
-            PageImport {
-                id: r.id,
-                organization_id: r.organization_id,
-                project_id: r.project_id,
-                source_kind: r.source_kind,
-                source_url: r.source_url,
-                viewport_width: r.viewport_width,
-                viewport_height: r.viewport_height,
-                device_scale_factor: r.device_scale_factor,
-                ready_selector: r.ready_selector,
-                status: r.status,
-                attempt: r.attempt,
-                result_url: r.result_url,
-                capture_hash: r.capture_hash,
-                screenshot_url: r.screenshot_url,
-                error_message: r.error_message,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-                created_by: r.created_by,
-            },
-            r.outbox_id,
-        )
-    }))
+    Ok(row.map(|r| (page_import_from!(r), r.outbox_id)))
 }
 
 /// One create in a coalesced batch: the row's fields and its queue message.
@@ -215,26 +218,7 @@ pub async fn insert_many_with_messages(
     let mut created: std::collections::HashMap<String, (PageImport, i64)> = rows
         .into_iter()
         .map(|r| {
-            let row = PageImport {
-                id: r.id,
-                organization_id: r.organization_id,
-                project_id: r.project_id,
-                source_kind: r.source_kind,
-                source_url: r.source_url,
-                viewport_width: r.viewport_width,
-                viewport_height: r.viewport_height,
-                device_scale_factor: r.device_scale_factor,
-                ready_selector: r.ready_selector,
-                status: r.status,
-                attempt: r.attempt,
-                result_url: r.result_url,
-                capture_hash: r.capture_hash,
-                screenshot_url: r.screenshot_url,
-                error_message: r.error_message,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-                created_by: r.created_by,
-            };
+            let row = page_import_from!(r);
             (row.id.clone(), (row, r.outbox_id))
         })
         .collect();
@@ -295,26 +279,7 @@ pub async fn find_visible_many(
     for r in rows {
         let slot = usize::try_from(r.ord - 1).ok().and_then(|i| out.get_mut(i));
         if let Some(slot) = slot {
-            *slot = Some(PageImport {
-                id: r.id,
-                organization_id: r.organization_id,
-                project_id: r.project_id,
-                source_kind: r.source_kind,
-                source_url: r.source_url,
-                viewport_width: r.viewport_width,
-                viewport_height: r.viewport_height,
-                device_scale_factor: r.device_scale_factor,
-                ready_selector: r.ready_selector,
-                status: r.status,
-                attempt: r.attempt,
-                result_url: r.result_url,
-                capture_hash: r.capture_hash,
-                screenshot_url: r.screenshot_url,
-                error_message: r.error_message,
-                created_at: r.created_at,
-                updated_at: r.updated_at,
-                created_by: r.created_by,
-            });
+            *slot = Some(page_import_from!(r));
         }
     }
     Ok(out)
