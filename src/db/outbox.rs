@@ -53,18 +53,23 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
     Ok(result.rows_affected())
 }
 
-/// Schedules another try after `delay`, keeping the last error for operators.
-pub async fn reschedule(conn: &mut PgConnection, ids: &[i64], delay: Duration, error: &str) -> sqlx::Result<()> {
+/// Schedules another try for each message after its own delay, keeping its
+/// last error for operators: one statement for the whole failed batch.
+pub async fn reschedule(conn: &mut PgConnection, retries: &[(i64, Duration, &str)]) -> sqlx::Result<()> {
+    let ids: Vec<i64> = retries.iter().map(|r| r.0).collect();
+    let delays: Vec<i64> = retries.iter().map(|r| millis(r.1)).collect();
+    let errors: Vec<&str> = retries.iter().map(|r| r.2).collect();
     sqlx::query!(
         r#"
-        update outbox_message
-        set available_at = now() + make_interval(secs => $2::bigint / 1000.0),
-            last_error = left($3, 1000)
-        where id = any($1)
+        update outbox_message o
+        set available_at = now() + make_interval(secs => r.delay_ms / 1000.0),
+            last_error = left(r.error, 1000)
+        from unnest($1::int8[], $2::int8[], $3::text[]) as r(id, delay_ms, error)
+        where o.id = r.id
         "#,
-        ids,
-        millis(delay),
-        error,
+        &ids,
+        &delays,
+        &errors as &[&str],
     )
     .execute(conn)
     .await?;

@@ -240,11 +240,15 @@ impl Inner {
             self.metrics.outbox_published(queue, sent.len() as u64);
         }
         if reschedule && !failed.is_empty() {
+            let retries: Vec<(i64, Duration, &str)> = failed
+                .iter()
+                .map(|(id, why)| {
+                    let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
+                    (*id, self.backoff(attempts), why.as_str())
+                })
+                .collect();
             let mut conn = self.pool.acquire().await?;
-            for (id, why) in &failed {
-                let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
-                outbox::reschedule(&mut conn, &[*id], self.backoff(attempts), why).await?;
-            }
+            outbox::reschedule(&mut conn, &retries).await?;
         }
         if !failed.is_empty() {
             self.metrics.outbox_publish_failed(queue, failed.len() as u64);

@@ -126,3 +126,39 @@ async fn two_relays_publish_each_message_once(pool: PgPool) {
     assert_eq!(numbers.len(), 60, "no message was published twice");
     second.stop().await;
 }
+
+/// A failed batch is rescheduled in one statement, each message with its own
+/// delay (the backoff's jitter spreads the retries) and its own error.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn reschedule_gives_each_message_its_own_delay_and_error(pool: PgPool) {
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         select 'page_import', 'body', '1', g::text, now() from generate_series(1, 3) g returning id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    page_import::db::outbox::reschedule(
+        &mut conn,
+        &[
+            (ids[0], Duration::from_secs(2), "Throttled"),
+            (ids[1], Duration::from_secs(600), "dispatch failure"),
+        ],
+    )
+    .await
+    .unwrap();
+    let rows: Vec<(i64, f64, Option<String>)> = sqlx::query_as(
+        "select id, extract(epoch from available_at - now())::float8, last_error from outbox_message order by id",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(rows[0].0, ids[0]);
+    assert!((1.0..=2.0).contains(&rows[0].1), "{rows:?}");
+    assert_eq!(rows[0].2.as_deref(), Some("Throttled"));
+    assert!((599.0..=600.0).contains(&rows[1].1), "{rows:?}");
+    assert_eq!(rows[1].2.as_deref(), Some("dispatch failure"));
+    assert!(rows[2].1 <= 0.0, "an unlisted message is untouched: {rows:?}");
+    assert_eq!(rows[2].2, None);
+}
