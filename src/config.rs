@@ -257,6 +257,7 @@ mod tests {
         assert!(config.source_url_dns_check);
         assert!(!config.allow_private_source_urls);
         assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.database_coalesce_slots, 1);
     }
 
     #[test]
@@ -292,6 +293,9 @@ mod tests {
             ("AUTH_JWKS_URL", "ftp://x/jwks"),
             ("LOG_FORMAT", "xml"),
             ("S3_FORCE_PATH_STYLE", "2"),
+            ("DATABASE_MAX_CONNECTIONS", "0"),
+            ("DATABASE_COALESCE_SLOTS", "0"),
+            ("DATABASE_COALESCE_SLOTS", "65"),
         ] {
             let mut env = base();
             env.insert(var, value);

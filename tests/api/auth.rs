@@ -187,14 +187,7 @@ impl Rotation {
     async fn start(pool: PgPool) -> Self {
         let (url, doc, hits) = jwks_server(read_jwks("dev/jwks.json")).await;
         let env = vec![("AUTH_JWKS_URL", url)];
-        let app = TestApp::spawn_with(
-            pool,
-            Options {
-                env,
-                ..Default::default()
-            },
-        )
-        .await;
+        let app = TestApp::spawn_with_env(pool, env).await;
         let tenant = app.tenant().await;
         let path = format!(
             "/page-imports?organizationId={}&projectId={}",

@@ -23,14 +23,7 @@ async fn names_resolving_to_non_public_addresses_are_422(pool: PgPool) {
         ("SOURCE_URL_DNS_CHECK", "true".to_owned()),
         ("DNS_NAMESERVERS", dns.addr.to_string()),
     ];
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            env,
-            ..Default::default()
-        },
-    )
-    .await;
+    let app = TestApp::spawn_with_env(pool, env).await;
     let tenant = app.tenant().await;
 
     let mut body = import_body(&tenant);

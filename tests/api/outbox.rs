@@ -101,14 +101,7 @@ async fn two_relays_publish_each_message_once(pool: PgPool) {
         ("PAGE_IMPORT_QUEUE_URL", first.page_import_queue_url.clone()),
         ("CODE2DES_QUEUE_URL", first.code2des_queue_url.clone()),
     ];
-    let second = TestApp::spawn_with(
-        pool,
-        Options {
-            env,
-            ..Default::default()
-        },
-    )
-    .await;
+    let second = TestApp::spawn_with_env(pool, env).await;
 
     let messages = first.receive(&first.page_import_queue_url, 60).await;
     assert!(eventually(Duration::from_secs(10), || async { first.outbox_len().await == 0 }).await);

@@ -126,14 +126,7 @@ async fn bad_missing_or_stale_signatures_are_401_and_change_nothing(pool: PgPool
 async fn every_configured_secret_is_accepted_during_rotation(pool: PgPool) {
     let new_secret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
     let env = vec![("WEBHOOK_SECRET", format!("{new_secret},{WEBHOOK_SECRET}"))];
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            env,
-            ..Default::default()
-        },
-    )
-    .await;
+    let app = TestApp::spawn_with_env(pool, env).await;
     let tenant = app.tenant().await;
     let job = app.job(&tenant).await;
     let raw = serde_json::to_vec(&app.failed_body(&job, "boom")).unwrap();
@@ -518,14 +511,7 @@ async fn concurrent_callbacks_make_exactly_one_transition(pool: PgPool) {
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn the_sweeper_fails_old_processing_rows_only(pool: PgPool) {
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            env: vec![("CAPTURE_TIMEOUT_SECS", "600".into())],
-            ..Default::default()
-        },
-    )
-    .await;
+    let app = TestApp::spawn_with_env(pool, vec![("CAPTURE_TIMEOUT_SECS", "600".into())]).await;
     let tenant = app.tenant().await;
     let old = app.job(&tenant).await;
     let fresh = app.job(&tenant).await;

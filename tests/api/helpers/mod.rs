@@ -74,6 +74,18 @@ impl TestApp {
         Self::spawn_with(pool, Options::default()).await
     }
 
+    /// With extra or overriding environment variables.
+    pub async fn spawn_with_env(pool: PgPool, env: Vec<(&'static str, String)>) -> Self {
+        Self::spawn_with(
+            pool,
+            Options {
+                env,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
     pub async fn spawn_with(pool: PgPool, options: Options) -> Self {
         let aws = page_import::aws::clients(true, Some(&aws_endpoint())).await;
         let suffix = Uuid::new_v4().simple().to_string();
