@@ -82,6 +82,16 @@ impl Metrics {
         metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned()).increment(n);
     }
 
+    /// Messages the after-commit publisher left to the relay because SQS
+    /// kept failing (circuit breaker open).
+    pub fn outbox_deferred(&self, n: u64) {
+        metrics::counter!("outbox_publish_deferred_total").increment(n);
+    }
+
+    pub fn sqs_circuit_open(&self, open: bool) {
+        metrics::gauge!("sqs_publish_circuit_open").set(if open { 1.0 } else { 0.0 });
+    }
+
     pub fn outbox_backlog(&self, n: i64) {
         metrics::gauge!("outbox_backlog").set(n as f64);
     }

@@ -1,6 +1,7 @@
 //! Publishing outbox messages to SQS: straight after commit, and by the relay
 //! for whatever is left (SQS outage, crash after commit).
 
+mod breaker;
 pub mod messages;
 
 use std::time::Duration;
@@ -14,6 +15,7 @@ use tokio::sync::{mpsc, Semaphore};
 
 use crate::db::outbox::{self, OutboxMessage};
 use crate::telemetry::Throttle;
+use breaker::Breaker;
 
 const BATCH_SIZE: usize = 10;
 const CLAIM_LIMIT: i64 = 100;
@@ -23,6 +25,10 @@ const MAX_BATCHES_IN_FLIGHT: usize = 4;
 const AFTER_COMMIT_QUEUE: usize = 4096;
 /// One "SQS publish failed" line per period; `suppressed` counts the rest.
 const FAILURE_LOG_PERIOD: Duration = Duration::from_secs(10);
+/// Failed SendMessageBatch calls in a row that pause after-commit publishing.
+const BREAKER_THRESHOLD: u32 = 3;
+/// While paused, one after-commit batch per this period probes SQS.
+const BREAKER_COOLDOWN: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueName {
@@ -47,7 +53,12 @@ pub struct Publisher {
 }
 
 struct Inner {
+    /// The relay's client: the SDK's standard retries.
     sqs: aws_sdk_sqs::Client,
+    /// The after-commit publisher's: one attempt per call. Its retry is the
+    /// relay; SDK retries would hold an in-flight slot for seconds during an
+    /// outage and blur the breaker's one-outcome-per-call signal.
+    after_commit_sqs: aws_sdk_sqs::Client,
     pool: PgPool,
     page_import_queue_url: String,
     code2des_queue_url: String,
@@ -55,6 +66,7 @@ struct Inner {
     lease: Duration,
     metrics: crate::metrics::Metrics,
     failure_log: Throttle,
+    breaker: Breaker,
 }
 
 impl Publisher {
@@ -69,8 +81,15 @@ impl Publisher {
         lease: Duration,
         metrics: crate::metrics::Metrics,
     ) -> Self {
+        let after_commit_sqs = aws_sdk_sqs::Client::from_conf(
+            sqs.config()
+                .to_builder()
+                .retry_config(aws_sdk_sqs::config::retry::RetryConfig::standard().with_max_attempts(1))
+                .build(),
+        );
         let inner = Arc::new(Inner {
             sqs,
+            after_commit_sqs,
             pool,
             page_import_queue_url,
             code2des_queue_url,
@@ -78,6 +97,7 @@ impl Publisher {
             lease,
             metrics,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),
+            breaker: Breaker::new(BREAKER_THRESHOLD, BREAKER_COOLDOWN),
         });
         let (after_commit, rx) = mpsc::channel(AFTER_COMMIT_QUEUE);
         tokio::spawn(publish_after_commit_loop(inner.clone(), rx));
@@ -97,7 +117,14 @@ impl Publisher {
     /// failure writes nothing either: the lease runs out and the relay takes
     /// the message, which keeps a create's database work the same whether SQS
     /// is up or down.
+    ///
+    /// While SQS keeps failing (the circuit breaker is open) the message is
+    /// left to the relay without a call (`breaker.rs`).
     pub fn publish_after_commit(&self, message: OutboxMessage) {
+        if self.inner.breaker.is_open() {
+            self.inner.metrics.outbox_deferred(1);
+            return;
+        }
         if self.after_commit.try_send(message).is_err() {
             tracing::debug!("after-commit publisher saturated; the relay will publish");
         }
@@ -125,6 +152,12 @@ async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<Out
                 Ok(message) => batch.push(message),
                 Err(_) => break,
             }
+        }
+        if !inner.breaker.allow() {
+            // SQS keeps failing and this batch is not the probe: the relay
+            // takes these messages once their lease runs out.
+            inner.metrics.outbox_deferred(batch.len() as u64);
+            continue;
         }
         let inner = inner.clone();
         tokio::spawn(async move {
@@ -204,13 +237,14 @@ impl Inner {
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        let result = self
-            .sqs
+        let sqs = if reschedule { &self.sqs } else { &self.after_commit_sqs };
+        let result = sqs
             .send_message_batch()
             .queue_url(url)
             .set_entries(Some(entries))
             .send()
             .await;
+        self.record_outcome(result.is_ok());
         let (sent, failed): (Vec<i64>, Vec<(i64, String)>) = match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
@@ -254,6 +288,26 @@ impl Inner {
             self.metrics.outbox_publish_failed(queue, failed.len() as u64);
         }
         Ok(sent.len())
+    }
+
+    /// Feeds the circuit breaker with every call's outcome, the relay's too
+    /// (a relay call that gets through closes it).
+    fn record_outcome(&self, ok: bool) {
+        match self.breaker.record(ok) {
+            Some(true) => {
+                self.metrics.sqs_circuit_open(true);
+                tracing::warn!(
+                    failed_calls = BREAKER_THRESHOLD,
+                    probe_every_ms = BREAKER_COOLDOWN.as_millis() as u64,
+                    "SQS keeps failing: after-commit publishing paused, new messages are left to the relay"
+                );
+            }
+            Some(false) => {
+                self.metrics.sqs_circuit_open(false);
+                tracing::info!("SQS reachable again: after-commit publishing resumed");
+            }
+            None => {}
+        }
     }
 
     /// At most one line per `FAILURE_LOG_PERIOD`: an SQS outage would

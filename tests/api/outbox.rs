@@ -68,6 +68,89 @@ async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after
     assert!(eventually(Duration::from_secs(10), || async { app.outbox_len().await == 0 }).await);
 }
 
+/// During an SQS outage the after-commit publisher stops calling SQS after a
+/// few failed calls in a row (the circuit breaker) instead of once per
+/// create, loses nothing, and resumes by itself once SQS answers again.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: PgPool) {
+    let proxy = FaultyProxy::start(emulator_addr()).await;
+    proxy.set_up(false);
+    // A lease longer than the test: the relay leaves these messages alone,
+    // so every connection the proxy sees and every message that arrives is
+    // the after-commit publisher's.
+    let app = TestApp::spawn_with(
+        pool,
+        Options {
+            aws_endpoint: Some(proxy.url()),
+            env: vec![("OUTBOX_LEASE_MS", "600000".to_owned())],
+            ..Default::default()
+        },
+    )
+    .await;
+    let tenant = app.tenant().await;
+
+    const CREATES: usize = 40;
+    let started = Instant::now();
+    for _ in 0..CREATES {
+        app.create_import(&tenant).await;
+    }
+    let elapsed = started.elapsed();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let calls = proxy.connections();
+    // Each failed call is one connection (no SDK retries on this path). Up
+    // to 3 failures open the breaker, up to 4 calls may be in flight when it
+    // opens, then one probe per second.
+    let bound = 3 + 4 + elapsed.as_secs() as usize + 1;
+    assert!(
+        calls <= bound,
+        "{calls} calls to SQS for {CREATES} creates in {elapsed:?} (at most {bound} expected)"
+    );
+    assert!(calls >= 3, "the publisher really tried: {calls}");
+    assert_eq!(app.outbox_len().await, CREATES as i64, "nothing was lost");
+    assert!(app
+        .receive_within(&app.page_import_queue_url, 1, Duration::from_millis(500))
+        .await
+        .is_empty());
+
+    // SQS is back: within a probe period a create's message goes out again,
+    // and the ones after it go straight out (the breaker has closed).
+    proxy.set_up(true);
+    let mut after = HashSet::new();
+    let mut first = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while first.is_none() && Instant::now() < deadline {
+        after.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
+        first = app
+            .receive_within(&app.page_import_queue_url, 1, Duration::from_millis(300))
+            .await
+            .pop();
+    }
+    let first = first.expect("publishing resumed within 10 s (the lease is 10 min)");
+    assert!(after.contains(first["pageImportId"].as_str().unwrap()));
+    let mut later = HashSet::new();
+    for _ in 0..3 {
+        later.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
+    }
+    let mut received = HashSet::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !later.is_subset(&received) && Instant::now() < deadline {
+        for m in app
+            .receive_within(&app.page_import_queue_url, 3, Duration::from_secs(1))
+            .await
+        {
+            received.insert(m["pageImportId"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(
+        later.is_subset(&received),
+        "creates after recovery are published at once"
+    );
+    assert!(
+        received.iter().all(|id| later.contains(id) || after.contains(id)),
+        "nothing created during the outage went out before its lease"
+    );
+}
+
 /// A message whose publisher died after commit (its lease ran out) is relayed.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_message_left_behind_by_a_crash_is_relayed(pool: PgPool) {

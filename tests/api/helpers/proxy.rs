@@ -3,6 +3,7 @@
 //! real network failure.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -11,6 +12,7 @@ use tokio::sync::watch;
 pub struct FaultyProxy {
     pub addr: SocketAddr,
     up: Arc<watch::Sender<bool>>,
+    connections: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -21,11 +23,14 @@ impl FaultyProxy {
         let (up, _) = watch::channel(true);
         let up = Arc::new(up);
         let state = up.clone();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let accepted = connections.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut inbound, _)) = listener.accept().await else {
                     return;
                 };
+                accepted.fetch_add(1, Ordering::SeqCst);
                 if !*state.borrow() {
                     drop(inbound);
                     continue;
@@ -42,11 +47,21 @@ impl FaultyProxy {
                 });
             }
         });
-        Self { addr, up, task }
+        Self {
+            addr,
+            up,
+            connections,
+            task,
+        }
     }
 
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Connections accepted so far, up or down.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
     }
 
     pub fn set_up(&self, up: bool) {
