@@ -325,12 +325,15 @@ def p1_p2():
         clear_outbox()
         log(f"P2 run {run}: rate {rate:.0f}/s service p99 {o['p99_ms']:.1f} ms, pgbench p99 {pg_p99[-1]:.1f} ms")
         # The same POST load with the live emulator (which shares the 2 cores).
-        svc = Service(18081, DATABASE_MAX_CONNECTIONS=conns, PAGE_IMPORT_QUEUE_URL=fresh_queue("p1live"))
+        live_queue = fresh_queue("p1live")
+        svc = Service(18081, DATABASE_MAX_CONNECTIONS=conns, PAGE_IMPORT_QUEUE_URL=live_queue)
         r = loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
                     "--token", tok, "--connections", conns, "--seconds", secs)
         live_rps.append(r["rps"])
         svc.stop()
         clear_outbox()
+        # ≈ 30 000 messages: the emulator would carry them into later phases.
+        aws("sqs").delete_queue(QueueUrl=live_queue)
         # The same as P1 on Tokio's default runtime (one worker per core).
         svc = Service(18088, AWS_ENDPOINT_URL="http://127.0.0.1:9", DATABASE_MAX_CONNECTIONS=conns,
                       TOKIO_WORKER_THREADS=os.cpu_count())
@@ -546,6 +549,7 @@ def p5():
         lag99.append(r["p99_ms"])
         svc.stop()
         clear_outbox()
+        aws("sqs").delete_queue(QueueUrl=lq)
         log(f"P5 run {run}: lag p99 {r['p99_ms']:.0f} ms at {rate:.0f}/s ({r['received']}/{r['answered']} received)")
     # Backlog drain after an outage: SQS refused while imports arrive, then back.
     outage = ARGS.outage_seconds

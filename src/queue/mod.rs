@@ -53,12 +53,7 @@ pub struct Publisher {
 }
 
 struct Inner {
-    /// The relay's client: the SDK's standard retries.
     sqs: aws_sdk_sqs::Client,
-    /// The after-commit publisher's: one attempt per call. Its retry is the
-    /// relay; SDK retries would hold an in-flight slot for seconds during an
-    /// outage and blur the breaker's one-outcome-per-call signal.
-    after_commit_sqs: aws_sdk_sqs::Client,
     pool: PgPool,
     page_import_queue_url: String,
     code2des_queue_url: String,
@@ -81,15 +76,8 @@ impl Publisher {
         lease: Duration,
         metrics: crate::metrics::Metrics,
     ) -> Self {
-        let after_commit_sqs = aws_sdk_sqs::Client::from_conf(
-            sqs.config()
-                .to_builder()
-                .retry_config(aws_sdk_sqs::config::retry::RetryConfig::standard().with_max_attempts(1))
-                .build(),
-        );
         let inner = Arc::new(Inner {
             sqs,
-            after_commit_sqs,
             pool,
             page_import_queue_url,
             code2des_queue_url,
@@ -102,6 +90,12 @@ impl Publisher {
         let (after_commit, rx) = mpsc::channel(AFTER_COMMIT_QUEUE);
         tokio::spawn(publish_after_commit_loop(inner.clone(), rx));
         Self { inner, after_commit }
+    }
+
+    /// Whether after-commit publishing is paused by the circuit breaker
+    /// (SQS keeps failing and no probe is due).
+    pub fn paused(&self) -> bool {
+        self.inner.breaker.is_open()
     }
 
     /// How long a publisher holds a claimed message before another may take
@@ -237,8 +231,8 @@ impl Inner {
             })
             .collect::<Result<Vec<_>, _>>()?;
 
-        let sqs = if reschedule { &self.sqs } else { &self.after_commit_sqs };
-        let result = sqs
+        let result = self
+            .sqs
             .send_message_batch()
             .queue_url(url)
             .set_entries(Some(entries))

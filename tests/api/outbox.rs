@@ -89,24 +89,32 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     .await;
     let tenant = app.tenant().await;
 
-    const CREATES: usize = 40;
-    let started = Instant::now();
-    for _ in 0..CREATES {
+    // A few creates: their publishes fail (each call with the SDK's retries)
+    // and the breaker opens.
+    for _ in 0..3 {
         app.create_import(&tenant).await;
     }
-    let elapsed = started.elapsed();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let calls = proxy.connections();
-    // Each failed call is one connection (no SDK retries on this path). Up
-    // to 3 failures open the breaker, up to 4 calls may be in flight when it
-    // opens, then one probe per second.
-    let bound = 3 + 4 + elapsed.as_secs() as usize + 1;
+    let paused = eventually(Duration::from_secs(20), || async { app.state.publisher.paused() }).await;
+    assert!(paused, "three failed calls in a row pause after-commit publishing");
+    let before = settled_connections(&proxy).await;
+    assert!(before >= 3, "the publisher really tried: {before} connections");
+
+    // While paused, a burst of creates makes at most one probe call per
+    // second (each up to the SDK's 3 attempts). Without the breaker the same
+    // burst starts 4 calls at once, then more as they fail: ≥ 12 connections.
+    const BURST: usize = 20;
+    let started = Instant::now();
+    for _ in 0..BURST {
+        app.create_import(&tenant).await;
+    }
+    let secs = started.elapsed().as_secs_f64().ceil() as usize;
+    let during = settled_connections(&proxy).await - before;
+    let bound = 3 * (1 + secs);
     assert!(
-        calls <= bound,
-        "{calls} calls to SQS for {CREATES} creates in {elapsed:?} (at most {bound} expected)"
+        during <= bound,
+        "{during} connections to SQS for {BURST} creates in {secs} s while paused (at most {bound})"
     );
-    assert!(calls >= 3, "the publisher really tried: {calls}");
-    assert_eq!(app.outbox_len().await, CREATES as i64, "nothing was lost");
+    assert_eq!(app.outbox_len().await, 3 + BURST as i64, "nothing was lost");
     assert!(app
         .receive_within(&app.page_import_queue_url, 1, Duration::from_millis(500))
         .await
@@ -149,6 +157,22 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
         received.iter().all(|id| later.contains(id) || after.contains(id)),
         "nothing created during the outage went out before its lease"
     );
+}
+
+/// The proxy's connection count once it has not moved for 2.5 s: calls in
+/// flight have finished their retries (the SDK backs off up to ≈ 2 s).
+async fn settled_connections(proxy: &FaultyProxy) -> usize {
+    let mut last = proxy.connections();
+    let mut since = Instant::now();
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = proxy.connections();
+        if now != last {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() >= Duration::from_millis(2500) {
+            return now;
+        }
+    }
 }
 
 /// A message whose publisher died after commit (its lease ran out) is relayed.
