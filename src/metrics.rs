@@ -82,10 +82,10 @@ impl Metrics {
         metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned()).increment(n);
     }
 
-    /// Messages the after-commit publisher left to the relay because SQS
-    /// kept failing (circuit breaker open).
-    pub fn outbox_deferred(&self, n: u64) {
-        metrics::counter!("outbox_publish_deferred_total").increment(n);
+    /// Messages the after-commit publisher left to the relay without a call:
+    /// `circuit_open` (SQS kept failing) or `saturated` (its queue was full).
+    pub fn outbox_deferred(&self, reason: &'static str, n: u64) {
+        metrics::counter!("outbox_publish_deferred_total", "reason" => reason).increment(n);
     }
 
     pub fn sqs_circuit_open(&self, open: bool) {

@@ -116,10 +116,11 @@ impl Publisher {
     /// left to the relay without a call (`breaker.rs`).
     pub fn publish_after_commit(&self, message: OutboxMessage) {
         if self.inner.breaker.is_open() {
-            self.inner.metrics.outbox_deferred(1);
+            self.inner.metrics.outbox_deferred("circuit_open", 1);
             return;
         }
         if self.after_commit.try_send(message).is_err() {
+            self.inner.metrics.outbox_deferred("saturated", 1);
             tracing::debug!("after-commit publisher saturated; the relay will publish");
         }
     }
@@ -150,7 +151,7 @@ async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<Out
         if !inner.breaker.allow() {
             // SQS keeps failing and this batch is not the probe: the relay
             // takes these messages once their lease runs out.
-            inner.metrics.outbox_deferred(batch.len() as u64);
+            inner.metrics.outbox_deferred("circuit_open", batch.len() as u64);
             continue;
         }
         let inner = inner.clone();
