@@ -1,7 +1,7 @@
 //! Background tasks: the outbox relay and the sweeper. Both are safe to run
 //! in every replica (SKIP LOCKED) and stop when the token is cancelled.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -10,6 +10,12 @@ use crate::app::AppState;
 use crate::db;
 
 const SWEEP_BATCH: i64 = 500;
+/// How often the relay counts the whole outbox for `outbox_backlog`. The
+/// count reads every row: 35 ms of PostgreSQL CPU at 50 000 rows (a minute
+/// of SQS outage at 800 creates/s), which once a second showed up in the
+/// creates' p99. The oldest message's age, one index probe, is updated on
+/// every tick instead.
+const BACKLOG_EVERY: Duration = Duration::from_secs(15);
 
 pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandle<()>> {
     vec![
@@ -27,6 +33,7 @@ async fn tick(shutdown: &CancellationToken, period: Duration) -> bool {
 }
 
 async fn relay(state: AppState, shutdown: CancellationToken) {
+    let mut counted = None;
     while tick(&shutdown, state.config.outbox_relay_interval).await {
         // Drain while there is work, then wait for the next tick.
         loop {
@@ -43,8 +50,14 @@ async fn relay(state: AppState, shutdown: CancellationToken) {
             }
         }
         if let Ok(mut conn) = state.pool.acquire().await {
-            if let Ok(n) = db::outbox::backlog(&mut conn).await {
-                state.metrics.outbox_backlog(n);
+            if let Ok(age) = db::outbox::oldest_age(&mut conn).await {
+                state.metrics.outbox_oldest_age(age);
+            }
+            if counted.is_none_or(|at: Instant| at.elapsed() >= BACKLOG_EVERY) {
+                if let Ok(n) = db::outbox::backlog(&mut conn).await {
+                    state.metrics.outbox_backlog(n);
+                    counted = Some(Instant::now());
+                }
             }
         }
     }

@@ -92,6 +92,10 @@ impl Metrics {
         metrics::gauge!("sqs_publish_circuit_open").set(if open { 1.0 } else { 0.0 });
     }
 
+    pub fn outbox_oldest_age(&self, seconds: f64) {
+        metrics::gauge!("outbox_oldest_message_age_seconds").set(seconds);
+    }
+
     pub fn outbox_backlog(&self, n: i64) {
         metrics::gauge!("outbox_backlog").set(n as f64);
     }

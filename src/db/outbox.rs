@@ -76,7 +76,19 @@ pub async fn reschedule(conn: &mut PgConnection, retries: &[(i64, Duration, &str
     Ok(())
 }
 
-/// Messages not yet accepted by SQS.
+/// Age of the oldest message not yet accepted by SQS (0 when none): one
+/// primary-key probe, cheap at any backlog.
+pub async fn oldest_age(conn: &mut PgConnection) -> sqlx::Result<f64> {
+    let age = sqlx::query_scalar!(
+        r#"select extract(epoch from now() - created_at)::float8 as "age!"
+           from outbox_message order by id limit 1"#
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(age.unwrap_or(0.0).max(0.0))
+}
+
+/// Messages not yet accepted by SQS. Reads every row: see `BACKLOG_EVERY`.
 pub async fn backlog(conn: &mut PgConnection) -> sqlx::Result<i64> {
     sqlx::query_scalar!(r#"select count(*) as "count!" from outbox_message"#)
         .fetch_one(conn)

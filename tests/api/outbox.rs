@@ -262,3 +262,23 @@ async fn reschedule_gives_each_message_its_own_delay_and_error(pool: PgPool) {
     assert!(rows[2].1 <= 0.0, "an unlisted message is untouched: {rows:?}");
     assert_eq!(rows[2].2, None);
 }
+
+/// `outbox_oldest_message_age_seconds` reads the oldest message's age (one
+/// primary-key probe), 0 for an empty outbox; `outbox_backlog` counts them.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn oldest_age_and_backlog_describe_the_outbox(pool: PgPool) {
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(page_import::db::outbox::oldest_age(&mut conn).await.unwrap(), 0.0);
+    assert_eq!(page_import::db::outbox::backlog(&mut conn).await.unwrap(), 0);
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at, created_at)
+         values ('page_import', 'b', '1', 'a', now(), now() - interval '120 seconds'),
+                ('page_import', 'b', '1', 'b', now(), now() - interval '5 seconds')",
+    )
+    .execute(&mut *conn)
+    .await
+    .unwrap();
+    let age = page_import::db::outbox::oldest_age(&mut conn).await.unwrap();
+    assert!((120.0..121.0).contains(&age), "{age}");
+    assert_eq!(page_import::db::outbox::backlog(&mut conn).await.unwrap(), 2);
+}
