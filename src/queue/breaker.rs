@@ -102,6 +102,15 @@ mod tests {
         Breaker::new(3, Duration::from_millis(1000))
     }
 
+    /// Opened at t = 0 ms by three failures.
+    fn opened() -> Breaker {
+        let b = breaker();
+        for _ in 0..3 {
+            b.record_at(false, 0);
+        }
+        b
+    }
+
     #[test]
     fn stays_closed_below_the_threshold_and_a_success_resets_the_count() {
         let b = breaker();
@@ -128,10 +137,7 @@ mod tests {
 
     #[test]
     fn lets_one_probe_through_per_cooldown() {
-        let b = breaker();
-        for _ in 0..3 {
-            b.record_at(false, 0);
-        }
+        let b = opened();
         assert!(!b.is_open_at(1000), "a probe is due");
         assert!(b.allow_at(1000), "the first caller after the cooldown probes");
         assert!(!b.allow_at(1000), "a second caller does not");
@@ -143,10 +149,7 @@ mod tests {
 
     #[test]
     fn a_failed_probe_reopens_for_a_full_cooldown() {
-        let b = breaker();
-        for _ in 0..3 {
-            b.record_at(false, 0);
-        }
+        let b = opened();
         assert!(b.allow_at(1500));
         assert_eq!(b.record_at(false, 1700), None, "still open, no change of state");
         assert!(!b.allow_at(2600));
@@ -168,10 +171,7 @@ mod tests {
 
     #[test]
     fn concurrent_callers_after_the_cooldown_get_exactly_one_probe() {
-        let b = std::sync::Arc::new(breaker());
-        for _ in 0..3 {
-            b.record_at(false, 0);
-        }
+        let b = std::sync::Arc::new(opened());
         let allowed: usize = std::thread::scope(|s| {
             let handles: Vec<_> = (0..8)
                 .map(|_| {

@@ -17,18 +17,22 @@ fn emulator_addr() -> SocketAddr {
         .unwrap()
 }
 
-#[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after(pool: PgPool) {
+/// An app whose AWS clients go through a proxy that starts down.
+async fn behind_a_down_proxy(pool: PgPool, env: Vec<(&'static str, String)>) -> (FaultyProxy, TestApp) {
     let proxy = FaultyProxy::start(emulator_addr()).await;
     proxy.set_up(false);
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            aws_endpoint: Some(proxy.url()),
-            ..Default::default()
-        },
-    )
-    .await;
+    let options = Options {
+        aws_endpoint: Some(proxy.url()),
+        env,
+        ..Default::default()
+    };
+    let app = TestApp::spawn_with(pool, options).await;
+    (proxy, app)
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after(pool: PgPool) {
+    let (proxy, app) = behind_a_down_proxy(pool, vec![]).await;
     let tenant = app.tenant().await;
 
     let mut ids = HashSet::new();
@@ -73,20 +77,10 @@ async fn posts_succeed_during_an_sqs_outage_and_every_message_is_published_after
 /// create, loses nothing, and resumes by itself once SQS answers again.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: PgPool) {
-    let proxy = FaultyProxy::start(emulator_addr()).await;
-    proxy.set_up(false);
     // A lease longer than the test: the relay leaves these messages alone,
     // so every connection the proxy sees and every message that arrives is
     // the after-commit publisher's.
-    let app = TestApp::spawn_with(
-        pool,
-        Options {
-            aws_endpoint: Some(proxy.url()),
-            env: vec![("OUTBOX_LEASE_MS", "600000".to_owned())],
-            ..Default::default()
-        },
-    )
-    .await;
+    let (proxy, app) = behind_a_down_proxy(pool, vec![("OUTBOX_LEASE_MS", "600000".to_owned())]).await;
     let tenant = app.tenant().await;
 
     // A few creates: their publishes fail (each call with the SDK's retries)
