@@ -349,6 +349,8 @@ async fn sqs_baseline(queue_url: String, messages: usize, body: String) -> serde
     json!({"sent": sent, "seconds": elapsed, "msgs_per_s": sent as f64 / elapsed})
 }
 
+const LAG_RECEIVERS: usize = 4;
+
 async fn lag(target: Target, queue_url: String, rate: f64, seconds: f64) -> serde_json::Value {
     let answered = Arc::new(std::sync::Mutex::new(
         std::collections::HashMap::<String, Instant>::new(),
@@ -357,49 +359,58 @@ async fn lag(target: Target, queue_url: String, rate: f64, seconds: f64) -> serd
         std::collections::HashMap::<String, Instant>::new(),
     ));
     let total = (rate * seconds) as usize;
-    let consumer = {
-        let received = received.clone();
-        let sqs = sqs_client().await;
-        tokio::spawn(async move {
-            let deadline = Instant::now() + Duration::from_secs_f64(seconds + 15.0);
-            while Instant::now() < deadline && received.lock().unwrap().len() < total {
-                let Ok(out) = sqs
-                    .receive_message()
-                    .queue_url(&queue_url)
-                    .max_number_of_messages(10)
-                    .wait_time_seconds(1)
-                    .send()
-                    .await
-                else {
-                    continue;
-                };
-                let now = Instant::now();
-                let mut entries = Vec::new();
-                for m in out.messages() {
-                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(m.body().unwrap_or("")) {
-                        if let Some(id) = v["pageImportId"].as_str() {
-                            received.lock().unwrap().entry(id.to_owned()).or_insert(now);
-                        }
-                    }
-                    entries.push(
-                        aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
-                            .id(entries.len().to_string())
-                            .receipt_handle(m.receipt_handle().unwrap())
-                            .build()
-                            .unwrap(),
-                    );
-                }
-                if !entries.is_empty() {
-                    let _ = sqs
-                        .delete_message_batch()
+    // Several receivers: moto's ReceiveMessage walks every message of the
+    // queue (in-flight ones included) and deep-copies each one it returns, so
+    // one receiver (receive, then delete, in turn) topped out near 150/s.
+    // Once it fell behind the queue grew, every moto call got slower, and the
+    // probe measured itself.
+    let sqs = sqs_client().await;
+    let consumers: Vec<_> = (0..LAG_RECEIVERS)
+        .map(|_| {
+            let received = received.clone();
+            let sqs = sqs.clone();
+            let queue_url = queue_url.clone();
+            tokio::spawn(async move {
+                let deadline = Instant::now() + Duration::from_secs_f64(seconds + 15.0);
+                while Instant::now() < deadline && received.lock().unwrap().len() < total {
+                    let Ok(out) = sqs
+                        .receive_message()
                         .queue_url(&queue_url)
-                        .set_entries(Some(entries))
+                        .max_number_of_messages(10)
+                        .wait_time_seconds(1)
                         .send()
-                        .await;
+                        .await
+                    else {
+                        continue;
+                    };
+                    let now = Instant::now();
+                    let mut entries = Vec::new();
+                    for m in out.messages() {
+                        if let Ok(v) = serde_json::from_str::<serde_json::Value>(m.body().unwrap_or("")) {
+                            if let Some(id) = v["pageImportId"].as_str() {
+                                received.lock().unwrap().entry(id.to_owned()).or_insert(now);
+                            }
+                        }
+                        entries.push(
+                            aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                                .id(entries.len().to_string())
+                                .receipt_handle(m.receipt_handle().unwrap())
+                                .build()
+                                .unwrap(),
+                        );
+                    }
+                    if !entries.is_empty() {
+                        let _ = sqs
+                            .delete_message_batch()
+                            .queue_url(&queue_url)
+                            .set_entries(Some(entries))
+                            .send()
+                            .await;
+                    }
                 }
-            }
+            })
         })
-    };
+        .collect();
     let client = client();
     let interval = Duration::from_secs_f64(1.0 / rate);
     let start = Instant::now();
@@ -420,7 +431,9 @@ async fn lag(target: Target, queue_url: String, rate: f64, seconds: f64) -> serd
     for t in tasks {
         t.await.unwrap();
     }
-    consumer.await.unwrap();
+    for consumer in consumers {
+        consumer.await.unwrap();
+    }
     let answered = answered.lock().unwrap();
     let received = received.lock().unwrap();
     let lags: Vec<f64> = answered
