@@ -39,13 +39,14 @@ impl Breaker {
     /// by moving the next probe time on, so a probe that never reports back
     /// cannot keep the breaker open for good.
     pub fn allow(&self) -> bool {
-        self.allow_at(self.now_ms())
+        // Closed (the usual case): no clock read.
+        !self.tripped() || self.allow_at(self.now_ms())
     }
 
     /// Whether the breaker is open and no probe is due: a cheap check that
     /// claims nothing.
     pub fn is_open(&self) -> bool {
-        self.is_open_at(self.now_ms())
+        self.tripped() && self.is_open_at(self.now_ms())
     }
 
     /// Records the outcome of a call to SQS. Returns `Some(open)` when the
