@@ -26,9 +26,21 @@ use crate::http::{self, code2des, ops, page_imports, webhooks};
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
 
-/// Everything a handler needs; cheap to clone.
+/// Everything a handler needs. One `Arc`: axum clones the state for every
+/// request (router, middleware, extractors), and one reference count is
+/// cheaper to bump than one per field.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub config: Arc<Config>,
     pub pool: PgPool,
     pub auth: Arc<Authenticator>,
@@ -42,13 +54,15 @@ pub struct AppState {
     pub creates: coalesce::Creates,
 }
 
-impl AppState {
+impl Shared {
     pub fn source_url_policy(&self) -> SourceUrlPolicy {
         SourceUrlPolicy {
             allow_private: self.config.allow_private_source_urls,
         }
     }
+}
 
+impl AppState {
     /// Builds the state: a lazily connecting pool (start-up does not need the
     /// database to be up), the AWS clients and the JWKS cache.
     pub async fn new(config: Config) -> anyhow::Result<Self> {
@@ -113,7 +127,7 @@ impl AppState {
         });
         let reads = coalesce::reads(batch_pool.clone(), slots as usize);
         let creates = coalesce::creates(batch_pool, slots as usize);
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             reads,
             creates,
             config: Arc::new(config),
@@ -123,7 +137,7 @@ impl AppState {
             s3: aws.s3,
             dns,
             metrics,
-        })
+        })))
     }
 }
 
