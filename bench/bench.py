@@ -62,6 +62,19 @@ def clear_outbox():
     psql("checkpoint")
 
 
+def wait_outbox_empty(limit_s):
+    """Blocks until the outbox is empty (or `limit_s` has passed), polling
+    every 10 ms from one server-side loop: a psql process per poll would
+    spend more CPU than the relay it is timing, on the cores it shares."""
+    psql(f"""do $$
+             declare deadline timestamptz := clock_timestamp() + interval '{limit_s} seconds';
+             begin
+               while exists (select 1 from outbox_message) and clock_timestamp() < deadline loop
+                 perform pg_sleep(0.01);
+               end loop;
+             end $$""")
+
+
 def fresh_queue(name):
     return aws("sqs").create_queue(QueueName=f"{name}-{uuid.uuid4().hex[:8]}")["QueueUrl"]
 
@@ -575,17 +588,18 @@ def p5():
     tok = token()
     clear_outbox()
     for run in range(ARGS.runs):
-        q = fresh_queue("relay")
-        b = loadgen("sqs-baseline", "--queue-url", fresh_queue("baseline"), "--messages", n, "--body", body)
+        q, bq = fresh_queue("relay"), fresh_queue("baseline")
+        b = loadgen("sqs-baseline", "--queue-url", bq, "--messages", n, "--body", body)
         base.append(b["msgs_per_s"])
+        aws("sqs").delete_queue(QueueUrl=bq)
         psql(f"insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at) "
              f"select 'page_import', repeat('x', 600), '1', g::text, now() from generate_series(1, {n}) g")
         t = time.monotonic()
         svc = Service(18084, PAGE_IMPORT_QUEUE_URL=q, OUTBOX_RELAY_INTERVAL_MS=50)
-        while int(psql("select count(*) from outbox_message")) > 0:
-            time.sleep(0.02)
+        wait_outbox_empty(600)
         relay.append(n / (time.monotonic() - t))
         svc.stop()
+        aws("sqs").delete_queue(QueueUrl=q)
         log(f"P5 run {run}: relay {relay[-1]:.0f} msg/s, plain client {b['msgs_per_s']:.0f} msg/s")
         # Commit-to-queue lag at half the plain client's capacity.
         lq = fresh_queue("lag")
@@ -610,8 +624,7 @@ def p5():
     backlog = int(psql("select count(*) from outbox_message"))
     t = time.monotonic()
     open(os.path.join(ARGS.out, "proxy-up"), "w").close()
-    while int(psql("select count(*) from outbox_message")) > 0 and time.monotonic() - t < 600:
-        time.sleep(0.05)
+    wait_outbox_empty(600)
     drain = time.monotonic() - t
     proxy.terminate()
     proxy.wait()
