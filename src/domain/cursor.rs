@@ -26,7 +26,7 @@ pub fn decode(cursor: &str) -> Option<KeysetPosition> {
         return None;
     }
     let created_at = DateTime::from_timestamp_micros(micros.parse().ok()?)?;
-    if id.is_empty() || id.len() > 255 || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+    if !super::is_resource_id(id) {
         return None;
     }
     Some(KeysetPosition {

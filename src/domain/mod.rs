@@ -6,6 +6,14 @@ pub mod source_url;
 
 pub use source_url::{SourceUrl, SourceUrlError, SourceUrlPolicy};
 
+/// Whether `s` can be the id of a row: 1–255 ASCII letters, digits or `-`
+/// (UUIDs, and the ids a cursor carries). Anything else names nothing, and
+/// must not reach a query: PostgreSQL rejects a NUL byte with an error
+/// instead of a miss.
+pub fn is_resource_id(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
 use crate::error::FieldError;
 use base64::Engine;
 use rand::RngCore;
@@ -155,6 +163,31 @@ impl fmt::Debug for Nonce {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn resource_ids_are_what_rows_can_have() {
+        assert!(is_resource_id("0193ffff-0000-7000-8000-000000000000"));
+        assert!(is_resource_id(&"a".repeat(255)));
+        for bad in ["", "a\0b", "a b", "a/b", "a.json", "é", "a\n"] {
+            assert!(!is_resource_id(bad), "{bad:?}");
+        }
+        assert!(!is_resource_id(&"a".repeat(256)));
+    }
+
+    proptest! {
+        #[test]
+        fn one_byte_outside_the_alphabet_is_never_an_id(
+            head in "[A-Za-z0-9-]{0,100}",
+            bad in any::<char>().prop_filter("outside the alphabet", |c| !c.is_ascii_alphanumeric() && *c != '-'),
+            tail in "[A-Za-z0-9-]{0,100}",
+        ) {
+            let with_bad = format!("{}{}{}", head, bad, tail);
+            let without = format!("{}{}", head, tail);
+            prop_assert!(!is_resource_id(&with_bad));
+            prop_assert_eq!(is_resource_id(&without), !without.is_empty());
+        }
+    }
 
     #[test]
     fn viewport_bounds() {

@@ -14,7 +14,7 @@ use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
 use crate::domain::{Code2DesStatus, ImportStatus};
 use crate::error::{ApiError, Problem};
-use crate::http::{idempotent, ApiJson, ApiPath};
+use crate::http::{idempotent, ApiJson, IdPath};
 use crate::queue::messages::Code2DesJob;
 use crate::queue::QueueName;
 
@@ -79,7 +79,8 @@ impl From<Code2Des> for Code2DesView {
 #[utoipa::path(
     post, path = "/code2des", operation_id = "createCode2Des", tag = "code2des",
     request_body = CreateCode2Des,
-    params(("Idempotency-Key" = Option<String>, Header, description = "As for page imports")),
+    params(("Idempotency-Key" = Option<String>, Header, description = "As for page imports",
+        min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     responses(
         (status = 202, body = Code2DesView, headers(("Location" = String, description = "/code2des/{id}"))),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -100,7 +101,7 @@ pub async fn create(
     body: ApiJson<CreateCode2Des>,
 ) -> Result<Response, ApiError> {
     let request = body.value;
-    if request.page_import_id.is_empty() || request.page_import_id.len() > 255 {
+    if !crate::domain::is_resource_id(&request.page_import_id) {
         return Err(ApiError::NotFound);
     }
     idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| {
@@ -194,7 +195,7 @@ async fn create_inner(
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,
-    ApiPath(id): ApiPath<String>,
+    IdPath(id): IdPath,
 ) -> Result<Json<Code2DesView>, ApiError> {
     let mut conn = state.pool.acquire().await?;
     let row = db::find_visible(&mut conn, &id, &actor.subject)

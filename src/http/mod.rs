@@ -83,6 +83,22 @@ where
     }
 }
 
+/// An `{id}` path segment. An id no row can have is 404 without a query.
+pub struct IdPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for IdPath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let ApiPath(id) = ApiPath::<String>::from_request_parts(parts, state).await?;
+        if crate::domain::is_resource_id(&id) {
+            Ok(Self(id))
+        } else {
+            Err(ApiError::NotFound)
+        }
+    }
+}
+
 /// `Path` whose rejection is problem+json.
 pub struct ApiPath<T>(pub T);
 

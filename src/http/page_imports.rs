@@ -16,7 +16,7 @@ use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImp
 use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError, Problem};
-use crate::http::{idempotent, ApiJson, ApiPath, ApiQuery};
+use crate::http::{idempotent, ApiJson, ApiQuery, IdPath};
 use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
 use crate::queue::QueueName;
 
@@ -186,7 +186,9 @@ async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreat
 #[utoipa::path(
     post, path = "/page-imports", operation_id = "createPageImport", tag = "page-imports",
     request_body = CreatePageImport,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Up to 255 visible ASCII characters; a repeat with the same body replays the first response for 24 h")),
+    params(("Idempotency-Key" = Option<String>, Header,
+        description = "Up to 255 visible ASCII characters; a repeat with the same body replays the first response for 24 h",
+        min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     responses(
         (status = 202, description = "Accepted; the capture job is queued", body = PageImportView,
          headers(("Location" = String, description = "/page-imports/{id}"))),
@@ -331,7 +333,7 @@ async fn create_inner(
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,
-    ApiPath(id): ApiPath<String>,
+    IdPath(id): IdPath,
 ) -> Result<Json<PageImportView>, ApiError> {
     let row = state.reads.call((id, actor.subject)).await?.ok_or(ApiError::NotFound)?;
     Ok(Json(row.into()))
@@ -453,7 +455,7 @@ pub async fn list(
     ),
     security(("bearer" = []))
 )]
-pub async fn capture(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
+pub async fn capture(state: State<AppState>, actor: Actor, id: IdPath) -> Result<Response, ApiError> {
     artifact_redirect(state, actor, id, |row| row.result_url).await
 }
 
@@ -469,14 +471,14 @@ pub async fn capture(state: State<AppState>, actor: Actor, id: ApiPath<String>) 
     ),
     security(("bearer" = []))
 )]
-pub async fn screenshot(state: State<AppState>, actor: Actor, id: ApiPath<String>) -> Result<Response, ApiError> {
+pub async fn screenshot(state: State<AppState>, actor: Actor, id: IdPath) -> Result<Response, ApiError> {
     artifact_redirect(state, actor, id, |row| row.screenshot_url).await
 }
 
 async fn artifact_redirect(
     State(state): State<AppState>,
     actor: Actor,
-    ApiPath(id): ApiPath<String>,
+    IdPath(id): IdPath,
     pick: impl FnOnce(PageImport) -> Option<String>,
 ) -> Result<Response, ApiError> {
     let mut conn = state.pool.acquire().await?;
@@ -512,11 +514,7 @@ async fn artifact_redirect(
     ),
     security(("bearer" = []))
 )]
-pub async fn delete(
-    State(state): State<AppState>,
-    actor: Actor,
-    ApiPath(id): ApiPath<String>,
-) -> Result<StatusCode, ApiError> {
+pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
     let mut conn = state.pool.acquire().await?;
     if db::soft_delete(&mut conn, &id, &actor.subject).await? {
         tracing::info!(page_import_id = %id, "page import deleted");

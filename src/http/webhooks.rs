@@ -114,11 +114,11 @@ fn is_capture_hash(s: &str) -> bool {
 
 fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), ApiError> {
     let mut errors = Vec::new();
-    if body.page_import_id.is_empty() || body.page_import_id.len() > 255 {
+    if !crate::domain::is_resource_id(&body.page_import_id) {
         errors.push(FieldError::new(
             "pageImportId",
-            "invalid_length",
-            "pageImportId must be 1 to 255 characters",
+            "invalid_id",
+            "pageImportId must be 1 to 255 ASCII letters, digits or '-'",
         ));
     }
     let attempt = i32::try_from(body.attempt).ok().filter(|a| *a >= 1);
@@ -129,11 +129,11 @@ fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), Ap
             "attempt must be a positive 32-bit integer",
         ));
     }
-    if body.nonce.is_empty() || body.nonce.len() > 255 {
+    if body.nonce.is_empty() || body.nonce.len() > 255 || !body.nonce.bytes().all(|b| b.is_ascii_graphic()) {
         errors.push(FieldError::new(
             "nonce",
-            "invalid_length",
-            "nonce must be 1 to 255 characters",
+            "invalid_nonce",
+            "nonce must be 1 to 255 visible ASCII characters",
         ));
     }
     let required = |errors: &mut Vec<FieldError>, field: &'static str, value: &Option<String>| {

@@ -127,6 +127,12 @@ async fn other_tenants_deleted_and_mismatched_imports_are_404(pool: PgPool) {
         ("stranger, own ids", &stranger.token, trigger_body(&stranger, &job.id)),
         ("deleted import", &tenant.token, trigger_body(&tenant, &deleted.id)),
         ("unknown import", &tenant.token, trigger_body(&tenant, "nope")),
+        // Not storable text: must be a miss, not a database error (500).
+        (
+            "NUL in the id",
+            &tenant.token,
+            trigger_body(&tenant, &format!("{}\u{0}", job.id)),
+        ),
         ("import of another project", &tenant.token, wrong_project),
     ] {
         let response = app.post_json("/code2des", token, &body).await;
@@ -144,6 +150,7 @@ async fn other_tenants_deleted_and_mismatched_imports_are_404(pool: PgPool) {
     let path = format!("/code2des/{}", created["id"].as_str().unwrap());
     expect_problem(app.get(&path, &stranger.token).await, 404, "not_found").await;
     expect_problem(app.get("/code2des/unknown", &tenant.token).await, 404, "not_found").await;
+    expect_problem(app.get(&format!("{path}%00"), &tenant.token).await, 404, "not_found").await;
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

@@ -45,6 +45,16 @@ async fn unknown_and_other_tenants_imports_are_404(pool: PgPool) {
     )
     .await;
     expect_problem(app.delete(&path, &bob.token).await, 404, "not_found").await;
+    // Ids no row can have, e.g. with a NUL byte (which PostgreSQL refuses with
+    // an error, not a miss), are 404 on every route that takes one.
+    for bad in [format!("{path}%00"), format!("{path}%20x"), format!("{path}.json")] {
+        expect_problem(app.get(&bad, &alice.token).await, 404, "not_found").await;
+        expect_problem(app.delete(&bad, &alice.token).await, 404, "not_found").await;
+        for artifact in ["capture", "screenshot"] {
+            let response = app.get(&format!("{bad}/{artifact}"), &alice.token).await;
+            expect_problem(response, 404, "not_found").await;
+        }
+    }
     // Bob's failed delete changed nothing.
     assert_eq!(app.get(&path, &alice.token).await.status(), 200);
 }

@@ -183,6 +183,12 @@ async fn malformed_bodies_are_400_and_invalid_shapes_422(pool: PgPool) {
     let no_message = json!({"pageImportId": job.id, "attempt": 1, "nonce": job.nonce, "outcome": "failed"});
     let mut zero_attempt = app.failed_body(&job, "x");
     zero_attempt["attempt"] = json!(0);
+    // A NUL byte is valid JSON but not storable text: PostgreSQL would refuse
+    // the query (500) rather than find no row.
+    let mut nul_id = app.failed_body(&job, "x");
+    nul_id["pageImportId"] = json!(format!("{}\u{0}", job.id));
+    let mut nul_nonce = app.failed_body(&job, "x");
+    nul_nonce["nonce"] = json!(format!("{}\u{0}", job.nonce));
     for (body, fields) in [
         (no_hash, vec!["captureHash"]),
         (bad_hash, vec!["errorMessage", "captureHash"]),
@@ -190,6 +196,8 @@ async fn malformed_bodies_are_400_and_invalid_shapes_422(pool: PgPool) {
         (no_message, vec!["errorMessage"]),
         (zero_attempt, vec!["attempt"]),
         (app.failed_body(&job, "\u{1}\u{2}"), vec!["errorMessage"]),
+        (nul_id, vec!["pageImportId"]),
+        (nul_nonce, vec!["nonce"]),
     ] {
         let problem = expect_problem(app.callback(&body).await, 422, "validation_failed").await;
         let got: Vec<&str> = problem["errors"]
