@@ -17,6 +17,8 @@ pub mod openapi;
 pub mod queue;
 pub mod server;
 pub mod telemetry;
-pub mod webhook;
+
+/// Standard Webhooks signing and verification, from the shared contract.
+pub use page_import_contract::webhook;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();

@@ -1,8 +1,10 @@
 //! Newtypes that parse: a value of one of these types has passed its rules.
 
 pub mod cursor;
-pub mod ip;
-pub mod source_url;
+
+/// The public-address and host rules live in the contract crate: the worker
+/// enforces the same rules at egress.
+pub use page_import_contract::{ip, source_url};
 
 pub use source_url::{SourceUrl, SourceUrlError, SourceUrlPolicy};
 

@@ -225,25 +225,30 @@ async fn create_inner(
     let id = Uuid::now_v7().to_string();
     let nonce = Nonce::generate();
     let job = CaptureJob {
-        schema_version: 1,
-        page_import_id: &id,
+        schema_version: page_import_contract::job::SCHEMA_VERSION,
+        page_import_id: id.as_str().into(),
         attempt: 1,
-        nonce: nonce.expose(),
+        nonce: nonce.expose().into(),
         source: Source {
-            kind: "public_url",
-            url: request.source_url.as_str(),
+            kind: "public_url".into(),
+            url: request.source_url.as_str().into(),
         },
         viewport: ViewportMessage {
             width: request.viewport.width,
             height: request.viewport.height,
             device_scale_factor: request.viewport.device_scale_factor,
         },
-        ready_selector: request.ready_selector.as_ref().map(ReadySelector::as_str),
+        ready_selector: request.ready_selector.as_ref().map(|s| s.as_str().into()),
         artifacts: Artifacts {
-            bucket: &state.config.artifact_bucket,
-            prefix: artifact_prefix(&id, 1),
+            bucket: state.config.artifact_bucket.as_str().into(),
+            prefix: artifact_prefix(&id, 1).into(),
         },
-        callback_url: format!("{}/webhooks/page-imports", state.config.public_base_url),
+        callback_url: format!(
+            "{}{}",
+            state.config.public_base_url,
+            page_import_contract::CALLBACK_PATH
+        )
+        .into(),
     };
     let message_body = serde_json::to_string(&job).map_err(anyhow::Error::from)?;
     let lease_ms = state.publisher.lease().as_millis() as i64;

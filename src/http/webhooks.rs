@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use subtle::ConstantTimeEq;
 
 use crate::app::AppState;
@@ -19,31 +19,8 @@ use crate::domain::ImportStatus;
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::{is_json_content_type, RawBody};
 
-pub const MAX_ERROR_MESSAGE_CHARS: usize = 2000;
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct CallbackBody {
-    pub page_import_id: String,
-    pub attempt: i64,
-    pub nonce: String,
-    pub outcome: Outcome,
-    #[serde(default)]
-    pub result_url: Option<String>,
-    #[serde(default)]
-    pub capture_hash: Option<String>,
-    #[serde(default)]
-    pub screenshot_url: Option<String>,
-    #[serde(default)]
-    pub error_message: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    Completed,
-    Failed,
-}
+pub use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome, MAX_ERROR_MESSAGE_CHARS};
+use page_import_contract::manifest::is_capture_hash;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CallbackAck {
@@ -97,21 +74,6 @@ impl Callback {
     }
 }
 
-/// Control characters stripped, at most 2000 characters.
-pub fn client_safe_message(raw: &str) -> String {
-    raw.chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_ERROR_MESSAGE_CHARS)
-        .collect::<String>()
-        .trim()
-        .to_owned()
-}
-
-fn is_capture_hash(s: &str) -> bool {
-    s.strip_prefix("sha256:")
-        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
-}
-
 fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), ApiError> {
     let mut errors = Vec::new();
     if !crate::domain::is_resource_id(&body.page_import_id) {
@@ -160,6 +122,13 @@ fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), Ap
             required(&mut errors, "captureHash", &body.capture_hash);
             required(&mut errors, "screenshotUrl", &body.screenshot_url);
             forbidden(&mut errors, "errorMessage", &body.error_message);
+            if body.retryable.is_some() {
+                errors.push(FieldError::new(
+                    "retryable",
+                    "not_allowed",
+                    "retryable is not allowed for this outcome",
+                ));
+            }
             if body.capture_hash.as_deref().is_some_and(|h| !is_capture_hash(h)) {
                 errors.push(FieldError::new(
                     "captureHash",
@@ -378,27 +347,5 @@ fn manifest_error(err: ManifestError) -> ApiError {
         ManifestError::Unavailable => ApiError::Unavailable("artifact storage"),
         ManifestError::ScreenshotMissing => ApiError::field("screenshotUrl", err.code(), err.to_string()),
         other => ApiError::field("resultUrl", other.code(), other.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_messages_are_made_client_safe() {
-        assert_eq!(
-            client_safe_message("Timed\u{0} out\n after\t30 s\u{1b}[31m"),
-            "Timed out after30 s[31m"
-        );
-        assert_eq!(client_safe_message(&"é".repeat(3000)).chars().count(), 2000);
-    }
-
-    #[test]
-    fn capture_hash_format() {
-        assert!(is_capture_hash(&format!("sha256:{}", "a".repeat(64))));
-        assert!(!is_capture_hash(&format!("sha256:{}", "A".repeat(64))));
-        assert!(!is_capture_hash(&format!("sha1:{}", "a".repeat(64))));
-        assert!(!is_capture_hash(&format!("sha256:{}", "a".repeat(63))));
     }
 }

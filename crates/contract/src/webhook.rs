@@ -107,7 +107,7 @@ impl WebhookSecrets {
             return Err(SignatureError::Malformed);
         }
         let timestamp: i64 = timestamp.parse().map_err(|_| SignatureError::Malformed)?;
-        if (now - timestamp).abs() > TOLERANCE_SECS {
+        if now.abs_diff(timestamp) > TOLERANCE_SECS as u64 {
             return Err(SignatureError::Stale);
         }
         let candidates = signatures
