@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::webhook::WebhookSecrets;
+pub use page_import_platform::config::{ConfigError, Env, LogFormat};
 
 #[derive(Clone)]
 pub struct Config {
@@ -36,27 +37,6 @@ pub struct Config {
     pub sweeper_interval: Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
-    Json,
-    Pretty,
-}
-
-/// One line naming the variable and what is wrong with it.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    pub variable: &'static str,
-    pub problem: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "configuration error: {} {}", self.variable, self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 // Secrets and the database URL (which may hold a password) stay out of Debug output.
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -75,51 +55,6 @@ impl fmt::Debug for Config {
     }
 }
 
-struct Env<F>(F);
-
-impl<F: Fn(&str) -> Option<String>> Env<F> {
-    fn get(&self, name: &str) -> Option<String> {
-        (self.0)(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
-    }
-
-    fn required(&self, name: &'static str) -> Result<String, ConfigError> {
-        self.get(name).ok_or(ConfigError {
-            variable: name,
-            problem: "is required but not set".into(),
-        })
-    }
-
-    fn parsed<T>(
-        &self,
-        name: &'static str,
-        default: T,
-        parse: impl FnOnce(&str) -> Result<T, String>,
-    ) -> Result<T, ConfigError> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(raw) => parse(&raw).map_err(|why| ConfigError {
-                variable: name,
-                problem: format!("is malformed: {why}"),
-            }),
-        }
-    }
-
-    fn bool(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
-        self.parsed(name, default, |v| match v.to_ascii_lowercase().as_str() {
-            "true" | "1" | "yes" | "on" => Ok(true),
-            "false" | "0" | "no" | "off" => Ok(false),
-            _ => Err("expected true or false".into()),
-        })
-    }
-
-    fn millis(&self, name: &'static str, default_ms: u64) -> Result<Duration, ConfigError> {
-        self.parsed(name, Duration::from_millis(default_ms), |v| match v.parse::<u64>() {
-            Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
-            _ => Err("expected a positive whole number of milliseconds".into()),
-        })
-    }
-}
-
 fn http_url(v: &str, allow_file: bool) -> Result<String, String> {
     let url = url::Url::parse(v).map_err(|e| e.to_string())?;
     match url.scheme() {
@@ -135,7 +70,7 @@ impl Config {
     }
 
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let env = Env(lookup);
+        let env = Env::new(lookup);
         let database_url = env.required("DATABASE_URL")?;
         if !database_url.starts_with("postgres://") && !database_url.starts_with("postgresql://") {
             return Err(ConfigError {
@@ -169,12 +104,7 @@ impl Config {
         }
         let auth_issuer = env.required("AUTH_ISSUER")?;
         let auth_audience = env.required("AUTH_AUDIENCE")?;
-        let capture_timeout = env.parsed("CAPTURE_TIMEOUT_SECS", Duration::from_secs(900), |v| {
-            match v.parse::<u64>() {
-                Ok(n) if n > 0 => Ok(Duration::from_secs(n)),
-                _ => Err("expected a positive whole number of seconds".into()),
-            }
-        })?;
+        let capture_timeout = env.secs("CAPTURE_TIMEOUT_SECS", 900)?;
         let source_url_dns_check = env.bool("SOURCE_URL_DNS_CHECK", true)?;
         let dns_nameservers = env.parsed("DNS_NAMESERVERS", Vec::new(), |v| {
             v.split(',')
@@ -182,15 +112,8 @@ impl Config {
                 .collect()
         })?;
         let allow_private_source_urls = env.bool("ALLOW_PRIVATE_SOURCE_URLS", false)?;
-        let log_format = env.parsed("LOG_FORMAT", LogFormat::Json, |v| match v {
-            "json" => Ok(LogFormat::Json),
-            "pretty" => Ok(LogFormat::Pretty),
-            _ => Err("expected json or pretty".into()),
-        })?;
-        let database_max_connections = env.parsed("DATABASE_MAX_CONNECTIONS", 16, |v| match v.parse::<u32>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err("expected a positive whole number".into()),
-        })?;
+        let log_format = env.log_format()?;
+        let database_max_connections = u32::try_from(env.count("DATABASE_MAX_CONNECTIONS", 16)?).unwrap_or(u32::MAX);
         let database_coalesce_slots = env.parsed("DATABASE_COALESCE_SLOTS", 1, |v| match v.parse::<u32>() {
             Ok(n) if (1..=64).contains(&n) => Ok(n),
             _ => Err("expected a whole number from 1 to 64".into()),

@@ -4,7 +4,6 @@
 pub mod app;
 pub mod artifacts;
 pub mod auth;
-pub mod aws;
 pub mod config;
 pub mod db;
 pub mod dns;
@@ -20,5 +19,7 @@ pub mod telemetry;
 
 /// Standard Webhooks signing and verification, from the shared contract.
 pub use page_import_contract::webhook;
+/// AWS SDK clients, from the shared platform crate.
+pub use page_import_platform::aws;
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
