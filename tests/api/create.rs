@@ -77,7 +77,7 @@ async fn create_publishes_the_capture_message_matching_the_row(pool: PgPool) {
             "viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 2.0},
             "readySelector": "#app",
             "artifacts": {"bucket": app.bucket, "prefix": format!("page-imports/{id}/1/")},
-            "callbackUrl": "http://127.0.0.1:8080/webhooks/page-imports",
+            "callbackUrl": app.url("/webhooks/page-imports"),
         })
     );
     assert!(

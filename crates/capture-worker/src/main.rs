@@ -1,1 +1,131 @@
-fn main() {}
+//! `capture-worker`: the reference capture worker (SPEC §10). It reads jobs
+//! from SQS, renders them in headless Chromium behind its own egress proxy,
+//! stores the artifacts in S3 and calls the service's signed webhook. It has
+//! no database access at all.
+
+mod browser;
+mod callback;
+mod capture;
+mod cdp;
+mod config;
+mod dom;
+mod egress;
+mod health;
+mod job;
+mod manifest;
+mod queue;
+mod reaper;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::browser::BrowserSlot;
+use crate::callback::CallbackClient;
+use crate::capture::CaptureSettings;
+use crate::config::Config;
+use crate::egress::{EgressPolicy, EgressProxy};
+use crate::job::Worker;
+
+/// How long the callback is retried (SPEC §10: up to 10 minutes).
+const CALLBACK_BUDGET: Duration = Duration::from_secs(600);
+
+fn main() -> std::process::ExitCode {
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("{e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    page_import_platform::telemetry::init(config.log_format);
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    match runtime.block_on(run(config)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = format!("{e:#}"), "capture worker stopped");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> anyhow::Result<()> {
+    reaper::start()?;
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+    for addr in &config.egress_allow {
+        tracing::warn!(%addr, "EGRESS_ALLOW lets the browser reach this non-public address: development and tests only");
+    }
+    let policy = Arc::new(EgressPolicy::new(config.egress_allow.iter().copied()));
+    // Traffic outside a capture's own context (Chromium's background
+    // requests) meets the same rules here.
+    let guard = EgressProxy::start(policy.clone(), u64::MAX).await?;
+    let aws = page_import_platform::aws::clients(config.s3_force_path_style, None).await;
+    let browsers = BrowserSlot::new(config.chromium_path.clone(), guard.url());
+    // Warm: the first capture should not pay for the launch.
+    if let Err(e) = browsers.get().await {
+        tracing::error!(
+            error = format!("{e:#}"),
+            "chromium did not start; will retry per capture"
+        );
+    }
+    let worker = Arc::new(Worker {
+        s3: aws.s3,
+        browsers,
+        policy,
+        settings: CaptureSettings {
+            navigation_timeout: config.navigation_timeout,
+            ready_timeout: config.ready_timeout,
+            max_height_px: config.max_height_px,
+            max_bytes: config.max_bytes,
+        },
+        callbacks: CallbackClient::new(config.webhook_secrets.primary().clone(), CALLBACK_BUDGET),
+    });
+    let queue = Arc::new(queue::Queue {
+        sqs: aws.sqs,
+        url: config.page_import_queue_url.clone(),
+        bucket: config.artifact_bucket.clone(),
+    });
+
+    let shutdown = CancellationToken::new();
+    if let Some(addr) = config.health_addr {
+        let metrics = metrics.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(e) = health::serve(addr, metrics, shutdown).await {
+                tracing::error!(error = %e, "health listener failed");
+            }
+        });
+    }
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutdown requested");
+        stop.cancel();
+    });
+    tracing::info!(concurrency = config.concurrency, "capture worker started");
+    let running = queue::run(queue, worker.clone(), config.concurrency, shutdown.clone());
+    tokio::pin!(running);
+    tokio::select! {
+        () = &mut running => {}
+        () = async {
+            shutdown.cancelled().await;
+            tokio::time::sleep(config.shutdown_grace).await;
+        } => tracing::warn!("captures still running after the shutdown grace period; stopping anyway"),
+    }
+    worker.browsers.shutdown().await;
+    drop(guard);
+    tokio::task::spawn_blocking(|| reaper::kill_all_children(Duration::from_secs(5))).await?;
+    tracing::info!("capture worker stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}

@@ -133,6 +133,10 @@ impl TestApp {
             ("SWEEPER_INTERVAL_MS", "3600000".to_owned()),
             ("LOG_FORMAT", "pretty".to_owned()),
         ]);
+        // Bound first, so the queue messages' callback URL is this server's.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        env.insert("PUBLIC_BASE_URL", format!("http://{addr}"));
         for (k, v) in options.env {
             env.insert(k, v);
         }
@@ -143,8 +147,6 @@ impl TestApp {
         };
         let state = AppState::from_parts(config, pool.clone(), app_aws).expect("app state");
 
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
         let server = tokio::spawn(server::serve(state.clone(), listener, shutdown.clone()));
         Self {

@@ -1,0 +1,218 @@
+//! A small Chrome DevTools Protocol client over one WebSocket.
+//!
+//! Commands are JSON objects `{id, method, params, sessionId?}`; answers carry
+//! the same `id`. Events of a flattened target session (`sessionId`) go to that
+//! session's channel; browser-level events go to the browser channel. When the
+//! socket closes (the browser exited or crashed), every pending command fails
+//! with [`CdpError::Closed`] and every channel ends.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+/// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
+const MAX_MESSAGE_BYTES: usize = 1 << 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CdpError {
+    #[error("the browser connection is closed")]
+    Closed,
+    #[error("{method} timed out")]
+    Timeout { method: String },
+    #[error("{method} failed: {message}")]
+    Protocol { method: String, message: String },
+}
+
+/// One event: its method and parameters.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub method: String,
+    pub params: Value,
+}
+
+type Pending = HashMap<u64, oneshot::Sender<Result<Value, String>>>;
+
+struct Shared {
+    pending: Mutex<Option<Pending>>,
+    sessions: Mutex<HashMap<String, mpsc::UnboundedSender<Event>>>,
+}
+
+/// A connection to one browser; cheap to clone.
+#[derive(Clone)]
+pub struct Connection {
+    outgoing: mpsc::UnboundedSender<Message>,
+    shared: Arc<Shared>,
+    next_id: Arc<AtomicU64>,
+}
+
+#[derive(Deserialize)]
+struct Incoming {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(default)]
+    params: Value,
+    result: Option<Value>,
+    error: Option<ProtocolError>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ProtocolError {
+    message: String,
+}
+
+impl Connection {
+    /// Connects to the browser's DevTools WebSocket. Browser-level events
+    /// arrive on the returned receiver.
+    pub async fn connect(ws_url: &str) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<Event>)> {
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
+        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, Some(config), false).await?;
+        let (mut sink, mut stream) = socket.split();
+        let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<Message>();
+        let (browser_tx, browser_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Some(HashMap::new())),
+            sessions: Mutex::new(HashMap::new()),
+        });
+
+        tokio::spawn(async move {
+            while let Some(message) = outgoing_rx.recv().await {
+                if sink.send(message).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader_shared = shared.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = stream.next().await {
+                let text = match message {
+                    Message::Text(text) => text,
+                    Message::Close(_) => break,
+                    _ => continue,
+                };
+                let Ok(incoming) = serde_json::from_str::<Incoming>(&text) else {
+                    continue;
+                };
+                reader_shared.dispatch(incoming, &browser_tx);
+            }
+            // The browser is gone: fail what waits, end every event stream.
+            reader_shared.pending.lock().expect("cdp pending lock").take();
+            reader_shared.sessions.lock().expect("cdp sessions lock").clear();
+        });
+
+        Ok((
+            Self {
+                outgoing,
+                shared,
+                next_id: Arc::new(AtomicU64::new(1)),
+            },
+            browser_rx,
+        ))
+    }
+
+    /// Sends a command and waits at most `timeout` for its answer.
+    pub async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CdpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        match self.shared.pending.lock().expect("cdp pending lock").as_mut() {
+            Some(pending) => pending.insert(id, tx),
+            None => return Err(CdpError::Closed),
+        };
+        let mut command = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            command["sessionId"] = Value::String(session.to_owned());
+        }
+        if self.outgoing.send(Message::text(command.to_string())).is_err() {
+            return Err(CdpError::Closed);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(message))) => Err(CdpError::Protocol {
+                method: method.to_owned(),
+                message,
+            }),
+            Ok(Err(_)) => Err(CdpError::Closed),
+            Err(_) => {
+                if let Some(pending) = self.shared.pending.lock().expect("cdp pending lock").as_mut() {
+                    pending.remove(&id);
+                }
+                Err(CdpError::Timeout {
+                    method: method.to_owned(),
+                })
+            }
+        }
+    }
+
+    /// Routes the events of `session` to the returned receiver until
+    /// [`Connection::forget_session`] or the connection closes.
+    pub fn subscribe(&self, session: &str) -> mpsc::UnboundedReceiver<Event> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.shared
+            .sessions
+            .lock()
+            .expect("cdp sessions lock")
+            .insert(session.to_owned(), tx);
+        rx
+    }
+
+    pub fn forget_session(&self, session: &str) {
+        self.shared.sessions.lock().expect("cdp sessions lock").remove(session);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.shared.pending.lock().expect("cdp pending lock").is_none()
+    }
+}
+
+impl Shared {
+    fn dispatch(&self, incoming: Incoming, browser: &mpsc::UnboundedSender<Event>) {
+        if let Some(id) = incoming.id {
+            let waiter = self
+                .pending
+                .lock()
+                .expect("cdp pending lock")
+                .as_mut()
+                .and_then(|p| p.remove(&id));
+            if let Some(waiter) = waiter {
+                let answer = match incoming.error {
+                    Some(error) => Err(error.message),
+                    None => Ok(incoming.result.unwrap_or(Value::Null)),
+                };
+                let _ = waiter.send(answer);
+            }
+            return;
+        }
+        let Some(method) = incoming.method else { return };
+        let event = Event {
+            method,
+            params: incoming.params,
+        };
+        match incoming.session_id {
+            Some(session) => {
+                if let Some(tx) = self.sessions.lock().expect("cdp sessions lock").get(&session) {
+                    let _ = tx.send(event);
+                }
+            }
+            None => {
+                let _ = browser.send(event);
+            }
+        }
+    }
+}

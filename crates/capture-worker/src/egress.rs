@@ -1,0 +1,420 @@
+//! The egress proxy every browser request goes through (SPEC §10).
+//!
+//! It resolves the host itself, refuses ports other than 80/443 and every
+//! address that is not globally reachable (the contract's rules, the same code
+//! the service validates source URLs with), and connects to the address it
+//! checked, so a second DNS answer cannot point the browser elsewhere.
+//! `EGRESS_ALLOW` names exact `ip:port` pairs let through anyway (development
+//! and tests). Plain `http://` requests arrive in absolute form; everything
+//! else (HTTPS, `ws://`, `wss://`) arrives as `CONNECT host:port`.
+//!
+//! Each capture gets a proxy of its own, so what it blocked and how many
+//! bytes it let in are that capture's alone.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use page_import_contract::ip;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+const MAX_HEAD_BYTES: usize = 32 * 1024;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which destinations may be reached.
+#[derive(Debug, Clone, Default)]
+pub struct EgressPolicy {
+    allow: HashSet<SocketAddr>,
+}
+
+/// Why a destination was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Port(u16),
+    NonPublic(&'static str),
+    Unresolved,
+    BadTarget,
+}
+
+impl Refusal {
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Port(p) => format!("port {p} is not allowed"),
+            Self::NonPublic(range) => format!("non-public address ({range})"),
+            Self::Unresolved => "the host did not resolve".into(),
+            Self::BadTarget => "malformed request target".into(),
+        }
+    }
+}
+
+impl EgressPolicy {
+    pub fn new(allow: impl IntoIterator<Item = SocketAddr>) -> Self {
+        Self {
+            allow: allow.into_iter().collect(),
+        }
+    }
+
+    /// Whether one resolved address may be reached.
+    pub fn check(&self, addr: SocketAddr) -> Result<(), Refusal> {
+        // An IPv4-mapped IPv6 address is the IPv4 address for the allow-list.
+        let canonical = SocketAddr::new(addr.ip().to_canonical(), addr.port());
+        if self.allow.contains(&addr) || self.allow.contains(&canonical) {
+            return Ok(());
+        }
+        if !matches!(addr.port(), 80 | 443) {
+            return Err(Refusal::Port(addr.port()));
+        }
+        ip::check_public(addr.ip()).map_err(|ip::NonPublic(range)| Refusal::NonPublic(range))
+    }
+
+    /// Resolves `host` and returns the addresses to connect to: every answer
+    /// must pass, or the destination is refused (a name with one private
+    /// answer is treated as private).
+    pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refusal> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(literal) = bare.parse::<IpAddr>() {
+            let addr = SocketAddr::new(literal, port);
+            self.check(addr)?;
+            return Ok(vec![addr]);
+        }
+        if bare.is_empty() || bare.len() > 253 {
+            return Err(Refusal::BadTarget);
+        }
+        let answers: Vec<SocketAddr> = match tokio::net::lookup_host((bare, port)).await {
+            Ok(answers) => answers.collect(),
+            Err(_) => return Err(Refusal::Unresolved),
+        };
+        if answers.is_empty() {
+            return Err(Refusal::Unresolved);
+        }
+        for addr in &answers {
+            self.check(*addr)?;
+        }
+        Ok(answers)
+    }
+}
+
+/// One refused request, as the manifest lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BlockedRequest {
+    pub url: String,
+    pub reason: String,
+}
+
+#[derive(Default)]
+struct Ledger {
+    blocked: Mutex<Vec<BlockedRequest>>,
+    bytes_in: AtomicU64,
+    over_budget: AtomicBool,
+}
+
+/// A running proxy on a loopback port; stops when dropped.
+pub struct EgressProxy {
+    addr: SocketAddr,
+    ledger: Arc<Ledger>,
+    tasks: JoinSet<()>,
+}
+
+impl EgressProxy {
+    /// Starts a proxy. `max_bytes` caps what it lets in from the network in
+    /// total; past it every connection is cut.
+    pub async fn start(policy: Arc<EgressPolicy>, max_bytes: u64) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let ledger = Arc::new(Ledger::default());
+        let mut tasks = JoinSet::new();
+        let accept_ledger = ledger.clone();
+        tasks.spawn(async move {
+            let mut connections = JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => {
+                        let Ok((client, _)) = accepted else { continue };
+                        let policy = policy.clone();
+                        let ledger = accept_ledger.clone();
+                        connections.spawn(async move {
+                            let _ = serve(client, &policy, &ledger, max_bytes).await;
+                        });
+                    }
+                    Some(_) = connections.join_next() => {}
+                }
+            }
+        });
+        Ok(Self { addr, ledger, tasks })
+    }
+
+    /// `http://127.0.0.1:PORT`, as Chromium's proxy setting wants it.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn blocked(&self) -> Vec<BlockedRequest> {
+        self.ledger.blocked.lock().expect("egress ledger lock").clone()
+    }
+
+    pub fn over_budget(&self) -> bool {
+        self.ledger.over_budget.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for EgressProxy {
+    fn drop(&mut self) {
+        // Aborting the accept loop drops its JoinSet, which aborts every connection.
+        self.tasks.abort_all();
+    }
+}
+
+/// The parsed head of one proxy request.
+struct Head {
+    method: String,
+    target: String,
+    version: String,
+    /// Header lines after the request line, without the final blank line.
+    headers: Vec<String>,
+    /// Bytes read past the head (the start of a body or of a TLS handshake).
+    rest: Vec<u8>,
+}
+
+async fn read_head(client: &mut TcpStream) -> Option<Head> {
+    let mut buf = Vec::with_capacity(4096);
+    let end = loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
+        if buf.len() > MAX_HEAD_BYTES {
+            return None;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = tokio::time::timeout(HEAD_TIMEOUT, client.read(&mut chunk))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = std::str::from_utf8(&buf[..end]).ok()?;
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next()?.split(' ');
+    let (method, target, version) = (request_line.next()?, request_line.next()?, request_line.next()?);
+    Some(Head {
+        method: method.to_owned(),
+        target: target.to_owned(),
+        version: version.to_owned(),
+        headers: lines.map(str::to_owned).collect(),
+        rest: buf[end + 4..].to_vec(),
+    })
+}
+
+async fn refuse(client: &mut TcpStream, status: &str) {
+    let response = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    let _ = client.write_all(response.as_bytes()).await;
+    let _ = client.shutdown().await;
+}
+
+async fn serve(mut client: TcpStream, policy: &EgressPolicy, ledger: &Ledger, max_bytes: u64) -> std::io::Result<()> {
+    let Some(head) = read_head(&mut client).await else {
+        refuse(&mut client, "400 Bad Request").await;
+        return Ok(());
+    };
+    let connect = head.method.eq_ignore_ascii_case("CONNECT");
+    let (host, port, shown) = if connect {
+        match split_authority(&head.target) {
+            Some((host, port)) => (host, port, head.target.clone()),
+            None => {
+                refuse(&mut client, "400 Bad Request").await;
+                return Ok(());
+            }
+        }
+    } else {
+        match url::Url::parse(&head.target) {
+            Ok(url) if url.scheme() == "http" && url.host_str().is_some() => (
+                url.host_str().unwrap_or_default().to_owned(),
+                url.port_or_known_default().unwrap_or(80),
+                head.target.clone(),
+            ),
+            _ => {
+                refuse(&mut client, "400 Bad Request").await;
+                return Ok(());
+            }
+        }
+    };
+    let addrs = match policy.resolve(&host, port).await {
+        Ok(addrs) => addrs,
+        Err(refusal) => {
+            tracing::info!(target_host = %host, port, reason = %refusal.reason(), "egress refused");
+            ledger.blocked.lock().expect("egress ledger lock").push(BlockedRequest {
+                url: shown,
+                reason: refusal.reason(),
+            });
+            let status = match refusal {
+                Refusal::Unresolved => "502 Bad Gateway",
+                _ => "403 Forbidden",
+            };
+            refuse(&mut client, status).await;
+            return Ok(());
+        }
+    };
+    let mut upstream = None;
+    for addr in addrs {
+        if let Ok(Ok(stream)) = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
+            upstream = Some(stream);
+            break;
+        }
+    }
+    let Some(mut upstream) = upstream else {
+        refuse(&mut client, "502 Bad Gateway").await;
+        return Ok(());
+    };
+    if connect {
+        client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
+    } else {
+        upstream.write_all(origin_form_head(&head).as_bytes()).await?;
+    }
+    upstream.write_all(&head.rest).await?;
+    relay(client, upstream, ledger, max_bytes).await
+}
+
+/// The request head rewritten for the origin server: origin-form target,
+/// no proxy headers, one request per connection.
+fn origin_form_head(head: &Head) -> String {
+    let path = url::Url::parse(&head.target)
+        .map(|u| {
+            let mut p = u.path().to_owned();
+            if let Some(q) = u.query() {
+                p.push('?');
+                p.push_str(q);
+            }
+            p
+        })
+        .unwrap_or_else(|_| "/".into());
+    let mut out = format!("{} {} {}\r\n", head.method, path, head.version);
+    for line in &head.headers {
+        let name = line.split(':').next().unwrap_or_default().trim().to_ascii_lowercase();
+        if matches!(
+            name.as_str(),
+            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+        ) {
+            continue;
+        }
+        out.push_str(line);
+        out.push_str("\r\n");
+    }
+    out.push_str("connection: close\r\n\r\n");
+    out
+}
+
+fn split_authority(target: &str) -> Option<(String, u16)> {
+    let (host, port) = target.rsplit_once(':')?;
+    let port = port.parse().ok()?;
+    if host.is_empty() {
+        return None;
+    }
+    Some((host.to_owned(), port))
+}
+
+/// Copies both ways until either side closes, counting what comes in.
+async fn relay(client: TcpStream, upstream: TcpStream, ledger: &Ledger, max_bytes: u64) -> std::io::Result<()> {
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut upstream_read, mut upstream_write) = upstream.into_split();
+    // The client finishing its request half-closes upstream; the exchange
+    // ends when the answer does.
+    let outbound = async {
+        let _ = tokio::io::copy(&mut client_read, &mut upstream_write).await;
+        let _ = upstream_write.shutdown().await;
+        std::future::pending::<()>().await
+    };
+    let inbound = copy_counted(&mut upstream_read, &mut client_write, ledger, max_bytes);
+    tokio::select! {
+        () = inbound => {}
+        () = outbound => {}
+    }
+    Ok(())
+}
+
+async fn copy_counted(
+    from: &mut (impl AsyncRead + Unpin),
+    to: &mut (impl AsyncWrite + Unpin),
+    ledger: &Ledger,
+    max_bytes: u64,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let total = ledger.bytes_in.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        if total > max_bytes {
+            ledger.over_budget.store(true, Ordering::Relaxed);
+            break;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_addresses_and_other_ports_are_refused_unless_allowed() {
+        let allowed: SocketAddr = "127.0.0.9:8080".parse().unwrap();
+        let policy = EgressPolicy::new([allowed]);
+        assert_eq!(policy.check(allowed), Ok(()));
+        assert_eq!(
+            policy.check("127.0.0.9:80".parse().unwrap()),
+            Err(Refusal::NonPublic("loopback"))
+        );
+        assert_eq!(policy.check("8.8.8.8:22".parse().unwrap()), Err(Refusal::Port(22)));
+        assert_eq!(policy.check("8.8.8.8:443".parse().unwrap()), Ok(()));
+        assert!(policy.check("[::1]:80".parse().unwrap()).is_err());
+        assert!(policy.check("[::ffff:127.0.0.1]:80".parse().unwrap()).is_err());
+        assert!(policy.check("[::ffff:127.0.0.9]:8080".parse().unwrap()).is_ok());
+        assert!(policy.check("169.254.169.254:80".parse().unwrap()).is_err());
+    }
+
+    #[tokio::test]
+    async fn literals_and_names_resolve_through_the_same_rules() {
+        let policy = EgressPolicy::default();
+        assert_eq!(policy.resolve("[::1]", 80).await, Err(Refusal::NonPublic("loopback")));
+        assert_eq!(
+            policy.resolve("localhost", 80).await,
+            Err(Refusal::NonPublic("loopback"))
+        );
+        assert_eq!(
+            policy.resolve("1.1.1.1", 443).await,
+            Ok(vec!["1.1.1.1:443".parse().unwrap()])
+        );
+    }
+
+    #[test]
+    fn the_origin_server_sees_an_origin_form_request_without_proxy_headers() {
+        let head = Head {
+            method: "GET".into(),
+            target: "http://example.com/a/b?c=1".into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![
+                "Host: example.com".into(),
+                "Proxy-Connection: keep-alive".into(),
+                "Connection: keep-alive".into(),
+                "Accept: */*".into(),
+            ],
+            rest: Vec::new(),
+        };
+        assert_eq!(
+            origin_form_head(&head),
+            "GET /a/b?c=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nconnection: close\r\n\r\n"
+        );
+    }
+}

@@ -1,0 +1,314 @@
+//! One queue message, start to finish: reuse what an earlier delivery of the
+//! same attempt already stored, otherwise capture, upload, and call back.
+//!
+//! Keys are fixed per attempt (`screenshot.png`, `capture.json`,
+//! `failure.json`) or content-addressed (`assets/<sha256>.<ext>`), and the
+//! screenshot and both records are written with `If-None-Match: *`: a
+//! redelivered message finds what the first delivery stored and reports
+//! exactly that, so no second manifest with another hash can appear.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use aws_sdk_s3::error::SdkError;
+use aws_sdk_s3::primitives::ByteStream;
+use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
+use page_import_contract::job::{s3_url, CaptureJob};
+use page_import_contract::manifest::{capture_hash, ManifestIdentity};
+use sha2::{Digest, Sha256};
+
+use crate::browser::BrowserSlot;
+use crate::callback::{Answer, CallbackClient};
+use crate::capture::{self, CaptureSettings, Captured, Failure};
+use crate::egress::EgressPolicy;
+use crate::manifest::{self, AssetInfo, FailureRecord, Manifest};
+
+pub struct Worker {
+    pub s3: aws_sdk_s3::Client,
+    pub browsers: BrowserSlot,
+    pub policy: Arc<EgressPolicy>,
+    pub settings: CaptureSettings,
+    pub callbacks: CallbackClient,
+}
+
+/// What to do with the queue message afterwards.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Disposition {
+    /// The callback got a final answer: delete the message.
+    Done(Answer),
+    /// Storage or the callback failed for now: leave the message to come back.
+    Later,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("artifact storage: {0}")]
+pub struct StorageError(String);
+
+fn storage<E: std::fmt::Debug>(e: SdkError<E>) -> StorageError {
+    StorageError(format!("{e:?}").chars().take(300).collect())
+}
+
+/// A write with `If-None-Match: *`: what the object holds afterwards.
+enum Stored {
+    Written,
+    AlreadyThere(Vec<u8>),
+}
+
+impl Worker {
+    pub async fn handle(&self, job: &CaptureJob<'_>) -> Disposition {
+        match self.handle_inner(job).await {
+            Ok(answer) if answer.is_final() => Disposition::Done(answer),
+            Ok(_) => Disposition::Later,
+            Err(e) => {
+                tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "capture left for redelivery");
+                Disposition::Later
+            }
+        }
+    }
+
+    async fn handle_inner(&self, job: &CaptureJob<'_>) -> Result<Answer, StorageError> {
+        let bucket = job.artifacts.bucket.as_ref();
+        let prefix = job.artifacts.prefix.as_ref();
+        let body = if let Some(manifest) = self.get(bucket, &format!("{prefix}capture.json")).await? {
+            tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, "attempt already captured; repeating its callback");
+            completed_body(job, &manifest)
+        } else if let Some(record) = self.get(bucket, &format!("{prefix}failure.json")).await? {
+            match serde_json::from_slice::<FailureRecord>(&record) {
+                Ok(record) => failed_body(job, &record.message, record.retryable),
+                Err(_) => return Err(StorageError("failure.json is not a failure record".into())),
+            }
+        } else {
+            let started = Instant::now();
+            let outcome = match self.browsers.get().await {
+                Ok(browser) => {
+                    let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
+                    if matches!(&result, Err(f) if f.reason == "browser_crashed") {
+                        metrics::counter!("worker_browser_crashes_total").increment(1);
+                    }
+                    result
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "chromium could not be started");
+                    Err(Failure {
+                        reason: "browser_unavailable",
+                        message: "The browser could not be started".into(),
+                        retryable: true,
+                        blocked: Vec::new(),
+                    })
+                }
+            };
+            let elapsed = started.elapsed();
+            metrics::histogram!("worker_capture_seconds").record(elapsed.as_secs_f64());
+            match outcome {
+                Ok(captured) => {
+                    metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
+                    let manifest = self.store_capture(job, &captured).await?;
+                    completed_body(job, &manifest)
+                }
+                Err(failure) => {
+                    metrics::counter!("worker_captures_total", "outcome" => failure.reason).increment(1);
+                    tracing::info!(page_import_id = %job.page_import_id, reason = failure.reason, retryable = failure.retryable, "capture failed");
+                    let record = FailureRecord {
+                        schema_version: 1,
+                        page_import_id: job.page_import_id.to_string(),
+                        attempt: job.attempt,
+                        reason: failure.reason.to_owned(),
+                        message: client_safe_message(&failure.message),
+                        retryable: failure.retryable,
+                        failed_at: now_rfc3339(),
+                        elapsed_ms: elapsed.as_millis() as u64,
+                        blocked_requests: failure.blocked,
+                    };
+                    let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
+                    let stored = match self
+                        .put_if_absent(bucket, &format!("{prefix}failure.json"), bytes, "application/json")
+                        .await?
+                    {
+                        Stored::Written => record,
+                        Stored::AlreadyThere(earlier) => serde_json::from_slice(&earlier)
+                            .map_err(|_| StorageError("failure.json is not a failure record".into()))?,
+                    };
+                    failed_body(job, &stored.message, stored.retryable)
+                }
+            }
+        };
+        let answer = self.callbacks.send(&job.callback_url, &body).await;
+        tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, outcome = ?body.outcome, answer = ?answer, "callback answered");
+        Ok(answer)
+    }
+
+    /// Uploads assets, the screenshot and last the manifest; returns the
+    /// manifest bytes as stored.
+    async fn store_capture(&self, job: &CaptureJob<'_>, captured: &Captured) -> Result<Vec<u8>, StorageError> {
+        let bucket = job.artifacts.bucket.as_ref();
+        let prefix = job.artifacts.prefix.as_ref();
+        let mut assets = Vec::with_capacity(captured.assets.len());
+        for asset in &captured.assets {
+            let sha256 = hex::encode(Sha256::digest(&asset.bytes));
+            let key = format!("{prefix}assets/{sha256}.{}", manifest::extension(&asset.mime_type));
+            self.put(bucket, &key, asset.bytes.clone(), &asset.mime_type).await?;
+            assets.push(AssetInfo {
+                url: &asset.url,
+                kind: asset.kind,
+                mime_type: &asset.mime_type,
+                bytes: asset.bytes.len(),
+                sha256,
+                key,
+            });
+        }
+        let screenshot_key = format!("{prefix}screenshot.png");
+        // A screenshot an earlier delivery stored stays, and this manifest
+        // describes it.
+        let screenshot = match self
+            .put_if_absent(bucket, &screenshot_key, captured.screenshot_png.clone(), "image/png")
+            .await?
+        {
+            Stored::Written => captured.screenshot_png.clone(),
+            Stored::AlreadyThere(earlier) => earlier,
+        };
+        let (pixel_width, pixel_height) = manifest::png_size(&screenshot).unwrap_or((0, 0));
+        let browser = self.browsers.version().await;
+        let manifest = Manifest {
+            identity: ManifestIdentity {
+                schema_version: 1,
+                page_import_id: &job.page_import_id,
+                attempt: job.attempt,
+                nonce: &job.nonce,
+            },
+            captured_at: now_rfc3339(),
+            worker: manifest::WorkerInfo {
+                version: env!("CARGO_PKG_VERSION"),
+                browser: &browser,
+            },
+            source: manifest::SourceInfo {
+                requested_url: &captured.requested_url,
+                final_url: &captured.final_url,
+                http_status: captured.http_status,
+                title: &captured.title,
+            },
+            viewport: job.viewport,
+            page: manifest::PageInfo {
+                content_height: captured.content_height,
+                captured_height: captured.captured_height,
+                truncated: captured.truncated,
+            },
+            readiness: manifest::Readiness {
+                ready_selector: job.ready_selector.as_deref(),
+                matched: captured.ready_matched,
+            },
+            screenshot: manifest::ScreenshotInfo {
+                key: &screenshot_key,
+                pixel_width,
+                pixel_height,
+                sha256: hex::encode(Sha256::digest(&screenshot)),
+            },
+            assets,
+            fonts: &captured.fonts,
+            blocked_requests: &captured.blocked,
+            timings: &captured.timings,
+            dom: &captured.dom,
+        };
+        let bytes = serde_json::to_vec(&manifest).expect("a manifest serializes");
+        metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);
+        match self
+            .put_if_absent(
+                bucket,
+                &format!("{prefix}capture.json"),
+                bytes.clone(),
+                "application/json",
+            )
+            .await?
+        {
+            Stored::Written => Ok(bytes),
+            Stored::AlreadyThere(earlier) => Ok(earlier),
+        }
+    }
+
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        match self.s3.get_object().bucket(bucket).key(key).send().await {
+            Ok(object) => {
+                let bytes = object.body.collect().await.map_err(|e| StorageError(e.to_string()))?;
+                Ok(Some(bytes.into_bytes().to_vec()))
+            }
+            Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 404 => Ok(None),
+            Err(e) => Err(storage(e)),
+        }
+    }
+
+    async fn put(&self, bucket: &str, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), StorageError> {
+        self.s3
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .content_type(content_type)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(storage)
+    }
+
+    async fn put_if_absent(
+        &self,
+        bucket: &str,
+        key: &str,
+        bytes: Vec<u8>,
+        content_type: &str,
+    ) -> Result<Stored, StorageError> {
+        let result = self
+            .s3
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .content_type(content_type)
+            .if_none_match("*")
+            .body(ByteStream::from(bytes))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(Stored::Written),
+            // 412: it exists; 409: a concurrent conditional write is in progress.
+            Err(SdkError::ServiceError(e)) if matches!(e.raw().status().as_u16(), 409 | 412) => {
+                match self.get(bucket, key).await? {
+                    Some(earlier) => Ok(Stored::AlreadyThere(earlier)),
+                    None => Err(StorageError(format!("{key} was being written concurrently"))),
+                }
+            }
+            Err(e) => Err(storage(e)),
+        }
+    }
+}
+
+fn completed_body(job: &CaptureJob<'_>, manifest: &[u8]) -> CallbackBody {
+    let bucket = job.artifacts.bucket.as_ref();
+    let prefix = job.artifacts.prefix.as_ref();
+    CallbackBody {
+        page_import_id: job.page_import_id.to_string(),
+        attempt: job.attempt.into(),
+        nonce: job.nonce.to_string(),
+        outcome: Outcome::Completed,
+        result_url: Some(s3_url(bucket, &format!("{prefix}capture.json"))),
+        capture_hash: Some(capture_hash(&Sha256::digest(manifest).into())),
+        screenshot_url: Some(s3_url(bucket, &format!("{prefix}screenshot.png"))),
+        ..Default::default()
+    }
+}
+
+fn failed_body(job: &CaptureJob<'_>, message: &str, retryable: bool) -> CallbackBody {
+    let bucket = job.artifacts.bucket.as_ref();
+    let prefix = job.artifacts.prefix.as_ref();
+    CallbackBody {
+        page_import_id: job.page_import_id.to_string(),
+        attempt: job.attempt.into(),
+        nonce: job.nonce.to_string(),
+        outcome: Outcome::Failed,
+        result_url: Some(s3_url(bucket, &format!("{prefix}failure.json"))),
+        error_message: Some(message.to_owned()),
+        retryable: Some(retryable),
+        ..Default::default()
+    }
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
