@@ -4,6 +4,7 @@
 mod helpers;
 
 mod auth;
+mod capture;
 mod coalesce;
 mod code2des;
 mod create;

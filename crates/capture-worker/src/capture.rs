@@ -276,8 +276,9 @@ impl Page {
         Ok(result["result"]["value"].clone())
     }
 
+    /// The renderer crashed, or the whole browser is gone.
     fn crashed(&self) -> bool {
-        self.state.lock().expect("page state lock").crashed
+        self.state.lock().expect("page state lock").crashed || self.cdp.is_closed()
     }
 
     async fn close(self) {
@@ -576,7 +577,7 @@ async fn run(
 
 async fn wait_for_network_idle(page: &Page, limit: Duration) {
     let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !page.crashed() {
         {
             let state = page.state.lock().expect("page state lock");
             let quiet = state.last_activity.is_none_or(|t| t.elapsed() >= QUIET_PERIOD);

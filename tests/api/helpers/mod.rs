@@ -2,6 +2,7 @@
 //! database (`#[sqlx::test]`) and per-test queues and bucket on the emulator
 //! named by `AWS_ENDPOINT_URL` (started by `scripts/test`).
 
+pub mod capture;
 pub mod dns;
 pub mod process;
 pub mod proxy;

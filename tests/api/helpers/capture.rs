@@ -1,0 +1,454 @@
+//! The real capture worker as a child process, and the loopback web sites it
+//! captures (SPEC §10). Pages are served on port 80 of a loopback address of
+//! their own, because source URLs may only use ports 80 and 443.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{header, Request, Response, StatusCode};
+use rand::Rng;
+use serde_json::Value;
+
+use super::{aws_endpoint, Tenant, TestApp, WEBHOOK_SECRET};
+
+/// Browser tests run one at a time: each starts a Chromium of its own, and
+/// the machine has two cores.
+pub static BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// One response of a test site.
+#[derive(Clone)]
+pub struct Page {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    pub delay: Duration,
+    pub location: Option<String>,
+}
+
+impl Page {
+    pub fn html(body: &str) -> Self {
+        Self::of("text/html; charset=utf-8", body.as_bytes().to_vec())
+    }
+
+    pub fn of(content_type: &'static str, body: Vec<u8>) -> Self {
+        Self {
+            status: 200,
+            content_type,
+            body,
+            delay: Duration::ZERO,
+            location: None,
+        }
+    }
+
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    pub fn redirect(to: &str) -> Self {
+        Self {
+            status: 302,
+            content_type: "text/plain",
+            body: Vec::new(),
+            delay: Duration::ZERO,
+            location: Some(to.to_owned()),
+        }
+    }
+}
+
+/// A web site on `http://{addr}/` (port 80 of a fresh loopback address).
+pub struct Site {
+    pub addr: SocketAddr,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+/// A loopback address no other test uses.
+pub fn fresh_loopback() -> Ipv4Addr {
+    let mut rng = rand::rng();
+    Ipv4Addr::new(
+        127,
+        rng.random_range(10..250),
+        rng.random_range(0..255),
+        rng.random_range(2..255),
+    )
+}
+
+impl Site {
+    pub async fn start(pages: Vec<(&str, Page)>) -> Self {
+        let pages: Arc<HashMap<String, Page>> =
+            Arc::new(pages.into_iter().map(|(path, page)| (path.to_owned(), page)).collect());
+        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let listener = loop {
+            if let Ok(listener) = tokio::net::TcpListener::bind((fresh_loopback(), 80)).await {
+                break listener;
+            }
+        };
+        let addr = listener.local_addr().unwrap();
+        let seen = hits.clone();
+        let app = axum::Router::new().fallback(move |request: Request<Body>| {
+            let pages = pages.clone();
+            let seen = seen.clone();
+            async move {
+                let path = request.uri().path().to_owned();
+                *seen.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
+                let Some(page) = pages.get(&path).cloned() else {
+                    return Response::builder().status(404).body(Body::from("not found")).unwrap();
+                };
+                tokio::time::sleep(page.delay).await;
+                let mut response = Response::builder()
+                    .status(StatusCode::from_u16(page.status).unwrap())
+                    .header(header::CONTENT_TYPE, page.content_type)
+                    .header(header::CACHE_CONTROL, "no-store");
+                if let Some(location) = page.location {
+                    response = response.header(header::LOCATION, location);
+                }
+                response.body(Body::from(page.body)).unwrap()
+            }
+        });
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self { addr, hits, server }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr.ip())
+    }
+
+    pub fn hits(&self, path: &str) -> usize {
+        self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// Raw TCP listeners that only count the connections they accept: a request
+/// that reaches one of them got past the egress rules.
+pub struct Tripwire {
+    pub addrs: Vec<SocketAddr>,
+    accepted: Arc<AtomicUsize>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Tripwire {
+    pub async fn bind(addrs: &[SocketAddr]) -> Self {
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        let mut bound = Vec::new();
+        for addr in addrs {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .unwrap_or_else(|e| panic!("bind tripwire {addr}: {e}"));
+            bound.push(listener.local_addr().unwrap());
+            let accepted = accepted.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((socket, _)) = listener.accept().await {
+                    accepted.fetch_add(1, Ordering::SeqCst);
+                    drop(socket);
+                }
+            }));
+        }
+        Self {
+            addrs: bound,
+            accepted,
+            tasks,
+        }
+    }
+
+    pub fn hits(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Tripwire {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// The `capture-worker` binary, built next to this test binary.
+pub fn worker_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let path = dir.join("capture-worker");
+    assert!(
+        path.exists(),
+        "{} is missing: build it first (cargo build -p capture-worker; scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+pub struct WorkerProcess {
+    pub child: Child,
+    pub log: Arc<Mutex<Vec<String>>>,
+}
+
+impl WorkerProcess {
+    /// Starts the worker on `app`'s queue and bucket; `allow` becomes
+    /// `EGRESS_ALLOW`. Its environment is built from nothing: no
+    /// `DATABASE_URL` unless a test passes one.
+    pub fn start(app: &TestApp, allow: &[SocketAddr], extra_env: &[(&str, &str)]) -> Self {
+        let allow = allow.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
+        let mut command = Command::new(worker_binary());
+        command
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("PAGE_IMPORT_QUEUE_URL", &app.page_import_queue_url)
+            .env("ARTIFACT_BUCKET", &app.bucket)
+            .env("AWS_ENDPOINT_URL", aws_endpoint())
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("S3_FORCE_PATH_STYLE", "true")
+            .env("WEBHOOK_SECRET", WEBHOOK_SECRET)
+            .env("EGRESS_ALLOW", allow)
+            .env("CAPTURE_NAVIGATION_TIMEOUT_SECS", "15")
+            .env("CAPTURE_READY_TIMEOUT_SECS", "5")
+            .env("WORKER_SHUTDOWN_GRACE_SECS", "30")
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info,capture_worker=debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Ok(chromium) = std::env::var("CHROMIUM_PATH") {
+            command.env("CHROMIUM_PATH", chromium);
+        }
+        for (k, v) in extra_env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("start capture-worker");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let mut worker = Self { child, log };
+        let started = Instant::now();
+        while !worker.log_text().contains("capture worker started") {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "worker did not start:\n{}",
+                worker.log_text()
+            );
+            if let Ok(Some(status)) = worker.child.try_wait() {
+                panic!("worker exited with {status}:\n{}", worker.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        worker
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    pub fn log_count(&self, message: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|line| serde_json::from_str::<Value>(line).is_ok_and(|v| v["message"] == message))
+            .count()
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Every live process below the worker (Chromium and its helpers).
+    pub fn descendants(&self) -> Vec<i32> {
+        descendants_of(self.pid())
+    }
+
+    pub fn signal(&self, signal: &str, pid: i32) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the worker to exit without blocking the test's runtime (the
+    /// service and the sites the worker talks to run on it).
+    pub async fn exited(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
+            if self.wait_exit(Duration::from_secs(15)).is_none() {
+                for pid in self.descendants() {
+                    let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+                }
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+    }
+}
+
+/// `(pid, parent pid, state, command name)` of every process.
+pub fn processes() -> Vec<(i32, i32, char, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let name = stat[open + 1..close].to_owned();
+        let mut rest = stat[close + 1..].split_whitespace();
+        let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        let ppid = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        out.push((pid, ppid, state, name));
+    }
+    out
+}
+
+pub fn descendants_of(root: i32) -> Vec<i32> {
+    let all = processes();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(all.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    found.retain(|pid| *pid != root);
+    found
+}
+
+/// Whether `pid` is a live (not zombie) process.
+pub fn alive(pid: i32) -> bool {
+    processes().iter().any(|p| p.0 == pid && p.2 != 'Z')
+}
+
+impl TestApp {
+    /// Creates an import of `url` and returns its id.
+    pub async fn import_url(&self, tenant: &Tenant, url: &str, ready_selector: Option<&str>) -> String {
+        let mut body = serde_json::json!({
+            "organizationId": tenant.organization_id,
+            "projectId": tenant.project_id,
+            "sourceUrl": url,
+            "viewport": {"width": 800, "height": 600, "deviceScaleFactor": 2.0},
+        });
+        if let Some(selector) = ready_selector {
+            body["readySelector"] = selector.into();
+        }
+        let response = self.post_json("/page-imports", &tenant.token, &body).await;
+        assert_eq!(response.status(), 202, "{}", response.text().await.unwrap());
+        let created: Value = response.json().await.unwrap();
+        created["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Waits until the import leaves `processing` and returns the resource.
+    pub async fn finished(&self, tenant: &Tenant, id: &str, worker: &WorkerProcess) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let (done, last) = loop {
+            let last: Value = self
+                .get(&format!("/page-imports/{id}"), &tenant.token)
+                .await
+                .json()
+                .await
+                .unwrap();
+            if last["status"] != "processing" {
+                break (true, last);
+            }
+            if Instant::now() > deadline {
+                break (false, last);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert!(
+            done,
+            "import still processing: {last}\nworker log:\n{}",
+            worker.log_text()
+        );
+        last
+    }
+
+    pub async fn object(&self, key: &str) -> Vec<u8> {
+        self.s3
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("get {key}: {e:?}"))
+            .body
+            .collect()
+            .await
+            .unwrap()
+            .into_bytes()
+            .to_vec()
+    }
+
+    pub async fn object_json(&self, key: &str) -> Value {
+        serde_json::from_slice(&self.object(key).await).unwrap()
+    }
+}
+
+/// A loopback address (for tripwires) that is not `addr`.
+pub fn other_loopback(addr: IpAddr) -> Ipv4Addr {
+    loop {
+        let candidate = fresh_loopback();
+        if IpAddr::V4(candidate) != addr {
+            return candidate;
+        }
+    }
+}
