@@ -22,6 +22,19 @@ ensure_postgres() {
   command -v psql >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client-15 >/dev/null; }
 }
 
+# Headless Chromium from Debian for the capture worker, with fonts for
+# Japanese and emoji. The worker runs /usr/lib/chromium/chromium directly:
+# the /usr/bin/chromium wrapper breaks on these machines' /dev/shm mounts.
+CHROMIUM=${CHROMIUM_PATH:-/usr/lib/chromium/chromium}
+ensure_chromium() {
+  if [ ! -x "$CHROMIUM" ] || ! dpkg -s fonts-liberation fonts-noto-cjk fonts-noto-color-emoji >/dev/null 2>&1; then
+    log "installing Chromium and fonts from Debian packages"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      chromium fonts-liberation fonts-noto-cjk fonts-noto-color-emoji >/dev/null
+  fi
+  log "$("$CHROMIUM" --version 2>/dev/null || echo 'chromium: not runnable')"
+}
+
 # moto in a project-local virtualenv.
 ensure_moto() {
   if [ ! -x "$VENV/bin/moto_server" ]; then

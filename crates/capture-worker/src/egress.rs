@@ -249,7 +249,7 @@ async fn serve(mut client: TcpStream, policy: &EgressPolicy, ledger: &Ledger, ma
     let addrs = match policy.resolve(&host, port).await {
         Ok(addrs) => addrs,
         Err(refusal) => {
-            tracing::info!(target_host = %host, port, reason = %refusal.reason(), "egress refused");
+            tracing::debug!(target_host = %host, port, reason = %refusal.reason(), "egress refused");
             ledger.blocked.lock().expect("egress ledger lock").push(BlockedRequest {
                 url: shown,
                 reason: refusal.reason(),

@@ -17,6 +17,17 @@ const LONG_POLL_SECS: i32 = 20;
 /// Visibility granted at a time; renewed every third of it while working.
 const VISIBILITY_SECS: i32 = 60;
 
+/// The shared clients give up on an attempt after 5 s; a long poll takes 20.
+fn long_poll_timeouts() -> aws_sdk_sqs::config::Builder {
+    let limit = Duration::from_secs(LONG_POLL_SECS as u64 + 10);
+    aws_sdk_sqs::config::Builder::default().timeout_config(
+        aws_sdk_sqs::config::timeout::TimeoutConfig::builder()
+            .operation_attempt_timeout(limit)
+            .operation_timeout(limit)
+            .build(),
+    )
+}
+
 pub struct Queue {
     pub sqs: aws_sdk_sqs::Client,
     pub url: String,
@@ -42,6 +53,8 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
                 .max_number_of_messages(1)
                 .wait_time_seconds(LONG_POLL_SECS)
                 .visibility_timeout(VISIBILITY_SECS)
+                .customize()
+                .config_override(long_poll_timeouts())
                 .send() => received,
         };
         while in_flight.try_join_next().is_some() {}
