@@ -178,7 +178,7 @@ pub fn from_snapshot(snapshot: &Value) -> Dom {
         for (owner, content_document) in rare_ints(&tree["contentDocumentIndex"]) {
             owner_of_document.insert(content_document as usize, base + owner as usize);
         }
-        for i in 0..parents.len() {
+        for (i, &parent_index) in parents.iter().enumerate() {
             let node_type = types.get(i).copied().unwrap_or(0);
             let attrs = attributes
                 .get(i)
@@ -189,7 +189,7 @@ pub fn from_snapshot(snapshot: &Value) -> Dom {
                         .collect()
                 })
                 .unwrap_or_default();
-            let parent = match parents[i] {
+            let parent = match parent_index {
                 p if p >= 0 => Some(base + p as usize),
                 _ => None,
             };
