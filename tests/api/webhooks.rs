@@ -70,6 +70,28 @@ async fn a_failed_callback_stores_a_client_safe_message(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn retryable_is_accepted_on_failed_and_refused_on_completed(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+
+    let job = app.job(&tenant).await;
+    let mut completed = app.upload_capture(&job, manifest(&job)).await;
+    completed["retryable"] = json!(false);
+    let problem = expect_problem(app.callback(&completed).await, 422, "validation_failed").await;
+    assert_eq!(problem["errors"][0]["field"], "retryable", "{problem}");
+    assert_eq!(app.lifecycle(&job.id).await["status"], "0");
+
+    // Without attempts (issue 14) a retryable failure is recorded as a failure.
+    let mut failed = app.failed_body(&job, "The browser crashed during the capture");
+    failed["retryable"] = json!(true);
+    assert_eq!(
+        ack(app.callback(&failed).await).await,
+        json!({"status": "failed", "replayed": false})
+    );
+    assert_eq!(app.lifecycle(&job.id).await["status"], "2");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn bad_missing_or_stale_signatures_are_401_and_change_nothing(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
