@@ -1,0 +1,289 @@
+"""Benchmark W: the capture worker against Chromium's own floor.
+
+Run by `bench/run --only W` inside the throwaway stack (moto for SQS and S3).
+The worker binary runs as it does in production; jobs go straight onto the
+queue (no service in the way) and a small HTTP server on loopback answers
+the signed callbacks with 200 and notes when each arrived. Pages of about
+100, 2 000 and 25 000 DOM nodes are served from loopback.
+
+For each page size, side by side in one run:
+- capture time: message sent → callback received, worker warm (one browser
+  kept running), medians of `--runs`;
+- the floor: `chromium --headless --screenshot` of the same page at the same
+  window size and scale (a cold browser each time: that is what the command
+  does);
+- manifest bytes per DOM node.
+Then captures per minute at WORKER_CONCURRENCY 1 and 2, peak PSS of the
+worker plus Chromium per concurrent capture, and the worker's own peak RSS.
+Reports numbers; asserts nothing.
+"""
+
+import argparse
+import http.server
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import boto3
+
+ENDPOINT = os.environ["AWS_ENDPOINT_URL"]
+BUCKET = os.environ["ARTIFACT_BUCKET"]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+WIDTH, HEIGHT, SCALE = 1440, 900, 2
+
+
+def log(msg):
+    print(f"[bench W {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def aws(service):
+    return boto3.client(service, endpoint_url=ENDPOINT, region_name="us-east-1",
+                        aws_access_key_id="test", aws_secret_access_key="test")
+
+
+def page(nodes):
+    """An HTML page of about `nodes` DOM nodes: cards of a heading, a
+    paragraph with a link and a list, with a few distinct styles."""
+    per_card = 12
+    cards = max(1, nodes // per_card)
+    body = []
+    for i in range(cards):
+        body.append(
+            f'<div class="card c{i % 7}"><h3>Card {i}</h3><p>Text of card {i} with '
+            f'<a href="#c{i}">a link</a> and <b>bold</b> words.</p>'
+            f'<ul><li>one</li><li>two</li></ul></div>')
+    css = "".join(f".c{k} {{ color: rgb({k * 30}, 40, 90); margin: {k}px; }}" for k in range(7))
+    return (f"<!doctype html><html><head><title>{nodes} nodes</title><style>body {{ font-family: sans-serif; }}"
+            f".card {{ padding: 8px; border: 1px solid #ccc; }} {css}</style></head><body>"
+            + "".join(body) + "</body></html>").encode()
+
+
+class Site:
+    """Static pages on 127.0.0.1:<free port> (the worker reaches it through
+    EGRESS_ALLOW; jobs here never pass the service's source URL rules)."""
+
+    def __init__(self, pages):
+        pages = dict(pages)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = pages.get(self.path)
+                self.send_response(200 if body else 404)
+                self.send_header("content-type", "text/html; charset=utf-8")
+                self.send_header("content-length", str(len(body or b"")))
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+class Callbacks:
+    """Answers every callback 200 and records when each job's arrived."""
+
+    def __init__(self):
+        self.arrived = {}
+        arrived = self.arrived
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                arrived[body["pageImportId"]] = (time.monotonic(), body)
+                reply = b'{"status":"completed","replayed":false}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/webhooks/page-imports"
+
+    def wait(self, ids, limit_s=300):
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and not all(i in self.arrived for i in ids):
+            time.sleep(0.02)
+        missing = [i for i in ids if i not in self.arrived]
+        if missing:
+            raise SystemExit(f"no callback for {len(missing)} jobs")
+
+
+def pss_kib(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def tree(root):
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+                ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError):
+                pass
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, []))
+    return out
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Worker:
+    def __init__(self, binary, queue_url, site_port, concurrency):
+        env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
+        env.update({
+            "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
+            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": f"127.0.0.1:{site_port}",
+            "WORKER_CONCURRENCY": str(concurrency), "RUST_LOG": "warn", "CHROMIUM_PATH": CHROMIUM,
+        })
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)
+        self.peak_pss = 0
+        self.sampling = True
+        threading.Thread(target=self._sample, daemon=True).start()
+        time.sleep(2)  # the browser starts warm
+
+    def _sample(self):
+        while self.sampling:
+            self.peak_pss = max(self.peak_pss, pss_kib(tree(self.proc.pid)))
+            time.sleep(0.1)
+
+    def stop(self):
+        self.sampling = False
+        rss = peak_rss_kib(self.proc.pid)
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        return rss
+
+
+def job(queue_url, url, callback_url):
+    pid = str(uuid.uuid4())
+    return pid, json.dumps({
+        "schemaVersion": 1, "pageImportId": pid, "attempt": 1, "nonce": uuid.uuid4().hex,
+        "source": {"kind": "public_url", "url": url},
+        "viewport": {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": SCALE},
+        "readySelector": None,
+        "artifacts": {"bucket": BUCKET, "prefix": f"page-imports/{pid}/1/"},
+        "callbackUrl": callback_url,
+    })
+
+
+def capture(sqs, queue_url, callbacks, url):
+    pid, body = job(queue_url, url, callbacks.url)
+    sent = time.monotonic()
+    sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+    callbacks.wait([pid])
+    arrived, answer = callbacks.arrived[pid]
+    assert answer["outcome"] == "completed", answer
+    return pid, arrived - sent
+
+
+def floor(url):
+    with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as out:
+        started = time.monotonic()
+        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                        "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
+                        f"--window-size={WIDTH},{HEIGHT}", f"--force-device-scale-factor={SCALE}",
+                        f"--screenshot={out}/floor.png", url],
+                       check=True, capture_output=True, timeout=120)
+        return time.monotonic() - started
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    runs = 1 if args.smoke else args.runs
+    sizes = [100] if args.smoke else [100, 2000, 25000]
+    sqs, s3 = aws("sqs"), aws("s3")
+    site = Site({f"/{n}": page(n) for n in sizes})
+    callbacks = Callbacks()
+
+    print("\n## W: capture worker vs `chromium --headless --screenshot`\n")
+    print(f"Viewport {WIDTH}×{HEIGHT} at scale {SCALE}; medians of {runs} runs; worker warm, floor cold by nature.\n")
+    print("| page (DOM nodes) | worker: message → callback | floor: chromium --screenshot | worker / floor | manifest bytes | bytes per node |")
+    print("|---|---|---|---|---|---|")
+    queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    worker = Worker(args.bin, queue_url, site.port, 1)
+    peak_single = 0
+    for n in sizes:
+        url = site.url(f"/{n}")
+        capture(sqs, queue_url, callbacks, url)  # warm-up: first use of this page
+        times, manifest_bytes, node_count = [], 0, 0
+        for _ in range(runs):
+            pid, seconds = capture(sqs, queue_url, callbacks, url)
+            times.append(seconds)
+        raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
+        manifest_bytes, node_count = len(raw), len(json.loads(raw)["dom"]["nodes"])
+        floors = [floor(url) for _ in range(runs)]
+        w, f = statistics.median(times), statistics.median(floors)
+        print(f"| {n} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {manifest_bytes:,} | {manifest_bytes / node_count:.0f} |")
+        log(f"{n} nodes: worker {[round(t, 2) for t in times]} floor {[round(t, 2) for t in floors]}")
+    peak_single = worker.peak_pss
+    worker_rss_single = worker.stop()
+
+    count = 2 if args.smoke else 12
+    tput_page = site.url(f"/{sizes[min(1, len(sizes) - 1)]}")
+    print(f"\n| WORKER_CONCURRENCY | captures/min ({count} jobs, page {tput_page.rsplit('/', 1)[1]} nodes) "
+          "| peak PSS worker+Chromium | per concurrent capture | worker process peak RSS |")
+    print("|---|---|---|---|---|")
+    for concurrency in (1, 2):
+        queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+        worker = Worker(args.bin, queue_url, site.port, concurrency)
+        capture(sqs, queue_url, callbacks, tput_page)
+        jobs = [job(queue_url, tput_page, callbacks.url) for _ in range(count)]
+        started = time.monotonic()
+        for _, body in jobs:
+            sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+        callbacks.wait([pid for pid, _ in jobs])
+        elapsed = time.monotonic() - started
+        rss = worker.stop()
+        print(f"| {concurrency} | {count / elapsed * 60:.1f} | {worker.peak_pss / 1024:.0f} MiB "
+              f"| {worker.peak_pss / 1024 / concurrency:.0f} MiB | {rss / 1024:.1f} MiB |")
+    print(f"\nSingle-capture run above: peak PSS {peak_single / 1024:.0f} MiB, "
+          f"worker process peak RSS {worker_rss_single / 1024:.1f} MiB.")
+
+
+if __name__ == "__main__":
+    main()
