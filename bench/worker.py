@@ -255,7 +255,9 @@ def main():
             pid, seconds = capture(sqs, queue_url, callbacks, url)
             times.append(seconds)
         raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
-        manifest_bytes, node_count = len(raw), len(json.loads(raw)["dom"]["nodes"])
+        manifest = json.loads(raw)
+        manifest_bytes, node_count = len(raw), len(manifest["dom"]["nodes"])
+        log(f"{n} nodes: worker timings of the last run (ms since start) {manifest['timings']}")
         floors = [floor(url) for _ in range(runs)]
         w, f = statistics.median(times), statistics.median(floors)
         print(f"| {n} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {manifest_bytes:,} | {manifest_bytes / node_count:.0f} |")

@@ -15,15 +15,16 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
+use crate::cdp::Reply;
 use crate::cdp::{CdpError, Connection, Event};
-use crate::dom::{self, Dom};
+use crate::dom;
 use crate::egress::{BlockedRequest, EgressPolicy, EgressProxy, Refusal};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
 const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Network idle: nothing in flight and nothing started or ended for this long.
-const QUIET_PERIOD: Duration = Duration::from_millis(500);
+const QUIET_PERIOD: Duration = Duration::from_millis(250);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
@@ -49,7 +50,9 @@ pub struct Captured {
     pub screenshot_png: Vec<u8>,
     pub assets: Vec<AssetBody>,
     pub fonts: Value,
-    pub dom: Dom,
+    /// `DOMSnapshot.captureSnapshot`'s answer, parsed when the manifest is
+    /// written (`dom::Snapshot` borrows its strings from it).
+    pub snapshot: Reply,
     pub blocked: Vec<BlockedRequest>,
     pub timings: Timings,
 }
@@ -260,6 +263,14 @@ impl Page {
     async fn call_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, CdpError> {
         let result = self.cdp.call(Some(&self.session), method, params, timeout).await;
         if matches!(result, Err(CdpError::Timeout { .. })) && self.state.lock().expect("page state lock").crashed {
+            return Err(CdpError::Closed);
+        }
+        result
+    }
+
+    async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
+        let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
+        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
             return Err(CdpError::Closed);
         }
         result
@@ -513,7 +524,7 @@ async fn run(
         .max(1.0) as u32;
     let captured_height = content_height.min(settings.max_height_px);
     let shot = page
-        .call_within(
+        .call_raw_within(
             "Page.captureScreenshot",
             json!({
                 "format": "png", "captureBeyondViewport": true, "fromSurface": true,
@@ -522,13 +533,22 @@ async fn run(
             HEAVY_TIMEOUT,
         )
         .await?;
-    let screenshot_png = STANDARD
-        .decode(shot["data"].as_str().unwrap_or_default())
-        .map_err(|_| Failure::new("capture_error", "The screenshot could not be taken", true))?;
+    // Decoded straight from the answer's text: a tall page's PNG is tens of MiB.
+    #[derive(serde::Deserialize)]
+    struct Shot<'a> {
+        #[serde(borrow)]
+        data: std::borrow::Cow<'a, str>,
+    }
+    let screenshot_png = shot
+        .result::<Shot<'_>>()
+        .ok()
+        .and_then(|s| STANDARD.decode(s.data.as_bytes()).ok())
+        .ok_or_else(|| Failure::new("capture_error", "The screenshot could not be taken", true))?;
+    drop(shot);
     timings.screenshot_ms = started.elapsed().as_millis() as u64;
 
     let snapshot = page
-        .call_within(
+        .call_raw_within(
             "DOMSnapshot.captureSnapshot",
             json!({
                 "computedStyles": dom::STYLE_NAMES,
@@ -538,8 +558,6 @@ async fn run(
             HEAVY_TIMEOUT,
         )
         .await?;
-    let dom = dom::from_snapshot(&snapshot);
-    drop(snapshot);
     timings.snapshot_ms = started.elapsed().as_millis() as u64;
 
     let about = page
@@ -569,7 +587,7 @@ async fn run(
         screenshot_png,
         assets,
         fonts,
-        dom,
+        snapshot,
         blocked: proxy.blocked(),
         timings,
     })

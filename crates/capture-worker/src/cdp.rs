@@ -38,7 +38,8 @@ pub struct Event {
     pub params: Value,
 }
 
-type Pending = HashMap<u64, oneshot::Sender<Result<Value, String>>>;
+/// What a waiting command gets: the whole answer's text, or the error message.
+type Pending = HashMap<u64, oneshot::Sender<Result<String, String>>>;
 
 struct Shared {
     pending: Mutex<Option<Pending>>,
@@ -53,16 +54,41 @@ pub struct Connection {
     next_id: Arc<AtomicU64>,
 }
 
+/// The routing fields of a message. Parsing it skips `result` and `params`
+/// without building them, so a large answer (a DOM snapshot, a screenshot)
+/// is parsed once, by its caller, into its own types.
 #[derive(Deserialize)]
-struct Incoming {
+struct Envelope {
     id: Option<u64>,
     method: Option<String>,
-    #[serde(default)]
-    params: Value,
-    result: Option<Value>,
     error: Option<ProtocolError>,
     #[serde(rename = "sessionId")]
     session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct EventParams {
+    #[serde(default)]
+    params: Value,
+}
+
+/// The raw text of a command's answer.
+pub struct Reply(String);
+
+impl Reply {
+    #[cfg(test)]
+    pub fn from_text(text: String) -> Self {
+        Self(text)
+    }
+
+    /// The answer's `result`, parsed into `T` (which may borrow from it).
+    pub fn result<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Answer<T> {
+            result: T,
+        }
+        serde_json::from_str::<Answer<T>>(&self.0).map(|a| a.result)
+    }
 }
 
 #[derive(Deserialize)]
@@ -101,10 +127,7 @@ impl Connection {
                     Message::Close(_) => break,
                     _ => continue,
                 };
-                let Ok(incoming) = serde_json::from_str::<Incoming>(&text) else {
-                    continue;
-                };
-                reader_shared.dispatch(incoming, &browser_tx);
+                reader_shared.dispatch(text.as_str().to_owned(), &browser_tx);
             }
             // The browser is gone: fail what waits, end every event stream.
             reader_shared.pending.lock().expect("cdp pending lock").take();
@@ -121,7 +144,7 @@ impl Connection {
         ))
     }
 
-    /// Sends a command and waits at most `timeout` for its answer.
+    /// Sends a command and waits at most `timeout` for its `result`.
     pub async fn call(
         &self,
         session: Option<&str>,
@@ -129,6 +152,22 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CdpError> {
+        let reply = self.call_raw(session, method, params, timeout).await?;
+        reply.result().map_err(|e| CdpError::Protocol {
+            method: method.to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Like [`Connection::call`], returning the answer's text for the caller
+    /// to parse into its own types.
+    pub async fn call_raw(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Reply, CdpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         match self.shared.pending.lock().expect("cdp pending lock").as_mut() {
@@ -143,7 +182,7 @@ impl Connection {
             return Err(CdpError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Ok(text))) => Ok(Reply(text)),
             Ok(Ok(Err(message))) => Err(CdpError::Protocol {
                 method: method.to_owned(),
                 message,
@@ -182,8 +221,11 @@ impl Connection {
 }
 
 impl Shared {
-    fn dispatch(&self, incoming: Incoming, browser: &mpsc::UnboundedSender<Event>) {
-        if let Some(id) = incoming.id {
+    fn dispatch(&self, text: String, browser: &mpsc::UnboundedSender<Event>) {
+        let Ok(envelope) = serde_json::from_str::<Envelope>(&text) else {
+            return;
+        };
+        if let Some(id) = envelope.id {
             let waiter = self
                 .pending
                 .lock()
@@ -191,20 +233,20 @@ impl Shared {
                 .as_mut()
                 .and_then(|p| p.remove(&id));
             if let Some(waiter) = waiter {
-                let answer = match incoming.error {
+                let answer = match envelope.error {
                     Some(error) => Err(error.message),
-                    None => Ok(incoming.result.unwrap_or(Value::Null)),
+                    None => Ok(text),
                 };
                 let _ = waiter.send(answer);
             }
             return;
         }
-        let Some(method) = incoming.method else { return };
-        let event = Event {
-            method,
-            params: incoming.params,
-        };
-        match incoming.session_id {
+        let Some(method) = envelope.method else { return };
+        let params = serde_json::from_str::<EventParams>(&text)
+            .map(|e| e.params)
+            .unwrap_or(Value::Null);
+        let event = Event { method, params };
+        match envelope.session_id {
             Some(session) => {
                 if let Some(tx) = self.sessions.lock().expect("cdp sessions lock").get(&session) {
                     let _ = tx.send(event);

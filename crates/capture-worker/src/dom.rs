@@ -3,10 +3,11 @@
 //! boxes, text boxes, paint order, and computed styles as indexes into one
 //! table of distinct style sets.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Serialize;
-use serde_json::Value;
+use serde::de::{SeqAccess, Visitor};
+use serde::{Deserialize, Serialize};
 
 /// The computed style properties captured for every laid-out node.
 pub const STYLE_NAMES: &[&str] = &[
@@ -89,28 +90,28 @@ pub const STYLE_NAMES: &[&str] = &[
     "cursor",
 ];
 
-/// The manifest's `dom`.
+/// The manifest's `dom`; it borrows its strings from the snapshot's text.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Dom {
+pub struct Dom<'a> {
     pub style_names: &'static [&'static str],
-    pub styles: Vec<Vec<String>>,
-    pub nodes: Vec<Node>,
+    pub styles: Vec<Vec<&'a str>>,
+    pub nodes: Vec<Node<'a>>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Node {
+pub struct Node<'a> {
     pub id: usize,
     pub parent: Option<usize>,
     /// DOM node type (1 element, 3 text, 9 document, …).
     #[serde(rename = "type")]
-    pub node_type: i64,
-    pub name: String,
+    pub node_type: i32,
+    pub name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
+    pub value: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub attributes: Vec<[String; 2]>,
+    pub attributes: Vec<[&'a str; 2]>,
     /// Index of the document the node belongs to (0 = the page, then frames).
     #[serde(skip_serializing_if = "is_zero")]
     pub document: usize,
@@ -130,147 +131,208 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .map(|a| a.iter().map(|x| x.as_i64().unwrap_or(-1)).collect())
-        .unwrap_or_default()
+/// The parts of `DOMSnapshot.captureSnapshot`'s result the manifest uses,
+/// in compact types: a 25 000-node page is tens of MiB as `serde_json::Value`.
+#[derive(Deserialize)]
+pub struct Snapshot<'a> {
+    #[serde(borrow)]
+    strings: Vec<Str<'a>>,
+    documents: Vec<DocumentSnapshot>,
 }
 
-fn rect(v: &Value) -> Option<[f64; 4]> {
-    let a = v.as_array()?;
-    let f = |i: usize| a.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-    (a.len() >= 4).then(|| [f(0), f(1), f(2), f(3)])
+/// A string of the snapshot's table, borrowed unless it had escapes.
+#[derive(Deserialize)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DocumentSnapshot {
+    nodes: NodeTree,
+    layout: LayoutTree,
+    text_boxes: TextBoxes,
 }
 
-/// Rare data (`{index: [...], value: [...]}`) as a map from node index.
-fn rare_ints(v: &Value) -> HashMap<i64, i64> {
-    ints(&v["index"]).into_iter().zip(ints(&v["value"])).collect()
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct NodeTree {
+    parent_index: Vec<i32>,
+    node_type: Vec<i32>,
+    node_name: Vec<i32>,
+    node_value: Vec<i32>,
+    attributes: Vec<Vec<i32>>,
+    content_document_index: RareIntegers,
 }
 
-/// Converts a `DOMSnapshot.captureSnapshot` result captured with
-/// [`STYLE_NAMES`] as its computed styles.
-pub fn from_snapshot(snapshot: &Value) -> Dom {
-    let strings: Vec<&str> = snapshot["strings"]
-        .as_array()
-        .map(|a| a.iter().map(|s| s.as_str().unwrap_or_default()).collect())
-        .unwrap_or_default();
-    let string = |i: i64| usize::try_from(i).ok().and_then(|i| strings.get(i)).copied();
-    let empty = Vec::new();
-    let documents = snapshot["documents"].as_array().unwrap_or(&empty);
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RareIntegers {
+    index: Vec<i32>,
+    value: Vec<i32>,
+}
 
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut styles: Vec<Vec<String>> = Vec::new();
-    let mut style_ids: HashMap<Vec<i64>, usize> = HashMap::new();
-    // (document, node index within it) → global id; a frame's document hangs
-    // below the element that owns it.
-    let mut first_id_of_document = Vec::with_capacity(documents.len());
-    let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct LayoutTree {
+    node_index: Vec<i32>,
+    styles: InternedStyles,
+    bounds: Vec<[f64; 4]>,
+    paint_orders: Vec<i64>,
+}
 
-    for (d, document) in documents.iter().enumerate() {
-        let base = nodes.len();
-        first_id_of_document.push(base);
-        let tree = &document["nodes"];
-        let parents = ints(&tree["parentIndex"]);
-        let types = ints(&tree["nodeType"]);
-        let names = ints(&tree["nodeName"]);
-        let values = ints(&tree["nodeValue"]);
-        let attributes = tree["attributes"].as_array().unwrap_or(&empty);
-        for (owner, content_document) in rare_ints(&tree["contentDocumentIndex"]) {
-            owner_of_document.insert(content_document as usize, base + owner as usize);
-        }
-        for (i, &parent_index) in parents.iter().enumerate() {
-            let node_type = types.get(i).copied().unwrap_or(0);
-            let attrs = attributes
-                .get(i)
-                .map(|a| {
-                    ints(a)
-                        .chunks(2)
-                        .filter_map(|pair| Some([string(pair[0])?.to_owned(), string(*pair.get(1)?)?.to_owned()]))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let parent = match parent_index {
-                p if p >= 0 => Some(base + p as usize),
-                _ => None,
-            };
-            nodes.push(Node {
-                id: base + i,
-                parent,
-                node_type,
-                name: string(names.get(i).copied().unwrap_or(-1))
-                    .unwrap_or_default()
-                    .to_owned(),
-                value: values
-                    .get(i)
-                    .and_then(|v| string(*v))
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_owned),
-                attributes: attrs,
-                document: d,
-                layout_box: None,
-                style: None,
-                paint_order: None,
-                text_boxes: Vec::new(),
-            });
-        }
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct TextBoxes {
+    layout_index: Vec<i32>,
+    bounds: Vec<[f64; 4]>,
+    start: Vec<i64>,
+    length: Vec<i64>,
+}
 
-        let layout = &document["layout"];
-        let layout_nodes = ints(&layout["nodeIndex"]);
-        let layout_styles = layout["styles"].as_array().unwrap_or(&empty);
-        let bounds = layout["bounds"].as_array().unwrap_or(&empty);
-        let paint_orders = ints(&layout["paintOrders"]);
-        for (l, node_index) in layout_nodes.iter().enumerate() {
-            let Some(node) = usize::try_from(*node_index).ok().and_then(|n| nodes.get_mut(base + n)) else {
-                continue;
-            };
-            // A node can own several layout objects; the first is its box.
-            if node.layout_box.is_some() {
-                continue;
+/// A layout tree's computed styles, deduplicated while they are parsed:
+/// each layout object's list of string indexes becomes an index into a table
+/// of the distinct lists (hundreds for thousands of nodes).
+#[derive(Default)]
+struct InternedStyles {
+    table: Vec<Vec<i32>>,
+    ids: Vec<usize>,
+}
+
+impl<'de> Deserialize<'de> for InternedStyles {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = InternedStyles;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of string-index lists")
             }
-            node.layout_box = bounds.get(l).and_then(rect);
-            node.paint_order = paint_orders.get(l).copied();
-            if let Some(style) = layout_styles.get(l) {
-                let key = ints(style);
-                let next = styles.len();
-                let id = *style_ids.entry(key.clone()).or_insert(next);
-                if id == next {
-                    styles.push(key.iter().map(|s| string(*s).unwrap_or_default().to_owned()).collect());
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<InternedStyles, A::Error> {
+                let mut out = InternedStyles::default();
+                let mut known: HashMap<Vec<i32>, usize> = HashMap::new();
+                while let Some(style) = seq.next_element::<Vec<i32>>()? {
+                    let id = match known.get(&style) {
+                        Some(id) => *id,
+                        None => {
+                            let id = out.table.len();
+                            known.insert(style.clone(), id);
+                            out.table.push(style);
+                            id
+                        }
+                    };
+                    out.ids.push(id);
                 }
-                node.style = Some(id);
+                Ok(out)
             }
         }
-
-        let text_boxes = &document["textBoxes"];
-        let text_layouts = ints(&text_boxes["layoutIndex"]);
-        let text_bounds = text_boxes["bounds"].as_array().unwrap_or(&empty);
-        let starts = ints(&text_boxes["start"]);
-        let lengths = ints(&text_boxes["length"]);
-        for (t, layout_index) in text_layouts.iter().enumerate() {
-            let node_index = usize::try_from(*layout_index)
-                .ok()
-                .and_then(|l| layout_nodes.get(l))
-                .and_then(|n| usize::try_from(*n).ok());
-            let (Some(node_index), Some(r)) = (node_index, text_bounds.get(t).and_then(rect)) else {
-                continue;
-            };
-            if let Some(node) = nodes.get_mut(base + node_index) {
-                let start = starts.get(t).copied().unwrap_or(0) as f64;
-                let length = lengths.get(t).copied().unwrap_or(0) as f64;
-                node.text_boxes.push([r[0], r[1], r[2], r[3], start, length]);
-            }
-        }
+        deserializer.deserialize_seq(Visit)
     }
-    for (document, owner) in owner_of_document {
-        if let Some(&root) = first_id_of_document.get(document) {
-            if let Some(node) = nodes.get_mut(root) {
+}
+
+impl<'a> Snapshot<'a> {
+    pub fn parse(reply: &'a crate::cdp::Reply) -> Result<Self, serde_json::Error> {
+        reply.result()
+    }
+
+    fn string(&self, index: i32) -> Option<&str> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.strings.get(i))
+            .map(|s| s.0.as_ref())
+    }
+
+    /// The manifest's `dom`: a flat node list; a frame's document hangs
+    /// below the element that owns it.
+    pub fn dom(&self) -> Dom<'_> {
+        let mut nodes: Vec<Node<'_>> = Vec::new();
+        let mut styles: Vec<Vec<&str>> = Vec::new();
+        let mut style_ids: HashMap<&[i32], usize> = HashMap::new();
+        let mut first_id_of_document = Vec::with_capacity(self.documents.len());
+        let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
+
+        for (d, document) in self.documents.iter().enumerate() {
+            let base = nodes.len();
+            first_id_of_document.push(base);
+            let tree = &document.nodes;
+            let rare = &tree.content_document_index;
+            for (owner, content_document) in rare.index.iter().zip(&rare.value) {
+                owner_of_document.insert(*content_document as usize, base + *owner as usize);
+            }
+            for (i, &parent_index) in tree.parent_index.iter().enumerate() {
+                let at = |v: &Vec<i32>| v.get(i).copied().unwrap_or(-1);
+                let attributes = tree
+                    .attributes
+                    .get(i)
+                    .map(|pairs| {
+                        pairs
+                            .chunks(2)
+                            .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?)?]))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                nodes.push(Node {
+                    id: base + i,
+                    parent: usize::try_from(parent_index).ok().map(|p| base + p),
+                    node_type: at(&tree.node_type).max(0),
+                    name: self.string(at(&tree.node_name)).unwrap_or_default(),
+                    value: self.string(at(&tree.node_value)).filter(|v| !v.is_empty()),
+                    attributes,
+                    document: d,
+                    layout_box: None,
+                    style: None,
+                    paint_order: None,
+                    text_boxes: Vec::new(),
+                });
+            }
+
+            let layout = &document.layout;
+            for (l, node_index) in layout.node_index.iter().enumerate() {
+                let Some(node) = usize::try_from(*node_index).ok().and_then(|n| nodes.get_mut(base + n)) else {
+                    continue;
+                };
+                // A node can own several layout objects; the first is its box.
+                if node.layout_box.is_some() {
+                    continue;
+                }
+                node.layout_box = layout.bounds.get(l).copied();
+                node.paint_order = layout.paint_orders.get(l).copied();
+                if let Some(local) = layout.styles.ids.get(l) {
+                    let key = layout.styles.table[*local].as_slice();
+                    let next = styles.len();
+                    let id = *style_ids.entry(key).or_insert(next);
+                    if id == next {
+                        styles.push(key.iter().map(|s| self.string(*s).unwrap_or_default()).collect());
+                    }
+                    node.style = Some(id);
+                }
+            }
+
+            let text = &document.text_boxes;
+            for (t, layout_index) in text.layout_index.iter().enumerate() {
+                let node_index = usize::try_from(*layout_index)
+                    .ok()
+                    .and_then(|l| layout.node_index.get(l))
+                    .and_then(|n| usize::try_from(*n).ok());
+                let (Some(node_index), Some(r)) = (node_index, text.bounds.get(t)) else {
+                    continue;
+                };
+                if let Some(node) = nodes.get_mut(base + node_index) {
+                    let start = text.start.get(t).copied().unwrap_or(0) as f64;
+                    let length = text.length.get(t).copied().unwrap_or(0) as f64;
+                    node.text_boxes.push([r[0], r[1], r[2], r[3], start, length]);
+                }
+            }
+        }
+        for (document, owner) in owner_of_document {
+            if let Some(node) = first_id_of_document.get(document).and_then(|root| nodes.get_mut(*root)) {
                 node.parent = Some(owner);
             }
         }
-    }
-    Dom {
-        style_names: STYLE_NAMES,
-        styles,
-        nodes,
+        Dom {
+            style_names: STYLE_NAMES,
+            styles,
+            nodes,
+        }
     }
 }
 
@@ -310,15 +372,18 @@ mod tests {
                 }
             ]
         });
-        let dom = from_snapshot(&snapshot);
+        let text = serde_json::to_string(&json!({"id": 1, "result": snapshot})).unwrap();
+        let reply = crate::cdp::Reply::from_text(text);
+        let parsed = Snapshot::parse(&reply).unwrap();
+        let dom = parsed.dom();
         assert_eq!(dom.nodes.len(), 6);
         assert_eq!(dom.styles, vec![vec!["block", "red"], vec!["inline", "red"]]);
         let body = &dom.nodes[2];
-        assert_eq!((body.parent, body.name.as_str()), (Some(1), "BODY"));
-        assert_eq!(body.attributes, vec![["class".to_owned(), "x".to_owned()]]);
+        assert_eq!((body.parent, body.name), (Some(1), "BODY"));
+        assert_eq!(body.attributes, vec![["class", "x"]]);
         assert_eq!(body.style, Some(0));
         let text = &dom.nodes[3];
-        assert_eq!(text.value.as_deref(), Some("hi"));
+        assert_eq!(text.value, Some("hi"));
         assert_eq!(text.style, Some(1));
         assert_eq!(
             text.layout_box,

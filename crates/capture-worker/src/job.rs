@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
 use crate::capture::{self, CaptureSettings, Captured, Failure};
+use crate::dom::{Dom, Snapshot};
 use crate::egress::EgressPolicy;
 use crate::manifest::{self, AssetInfo, FailureRecord, Manifest};
 
@@ -100,36 +101,24 @@ impl Worker {
             let elapsed = started.elapsed();
             metrics::histogram!("worker_capture_seconds").record(elapsed.as_secs_f64());
             match outcome {
-                Ok(captured) => {
-                    metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
-                    let manifest = self.store_capture(job, &captured).await?;
-                    completed_body(job, &manifest)
-                }
-                Err(failure) => {
-                    metrics::counter!("worker_captures_total", "outcome" => failure.reason).increment(1);
-                    tracing::info!(page_import_id = %job.page_import_id, reason = failure.reason, retryable = failure.retryable, "capture failed");
-                    let record = FailureRecord {
-                        schema_version: 1,
-                        page_import_id: job.page_import_id.to_string(),
-                        attempt: job.attempt,
-                        reason: failure.reason.to_owned(),
-                        message: client_safe_message(&failure.message),
-                        retryable: failure.retryable,
-                        failed_at: now_rfc3339(),
-                        elapsed_ms: elapsed.as_millis() as u64,
-                        blocked_requests: failure.blocked,
-                    };
-                    let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
-                    let stored = match self
-                        .put_if_absent(bucket, &format!("{prefix}failure.json"), bytes, "application/json")
-                        .await?
-                    {
-                        Stored::Written => record,
-                        Stored::AlreadyThere(earlier) => serde_json::from_slice(&earlier)
-                            .map_err(|_| StorageError("failure.json is not a failure record".into()))?,
-                    };
-                    failed_body(job, &stored.message, stored.retryable)
-                }
+                Ok(captured) => match Snapshot::parse(&captured.snapshot) {
+                    Ok(snapshot) => {
+                        metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
+                        let manifest = self.store_capture(job, &captured, snapshot.dom()).await?;
+                        completed_body(job, &manifest)
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "the DOM snapshot did not parse");
+                        let failure = Failure {
+                            reason: "capture_error",
+                            message: "The page could not be captured".into(),
+                            retryable: false,
+                            blocked: captured.blocked,
+                        };
+                        self.store_failure(job, failure, elapsed).await?
+                    }
+                },
+                Err(failure) => self.store_failure(job, failure, elapsed).await?,
             }
         };
         let answer = self.callbacks.send(&job.callback_url, &body).await;
@@ -137,9 +126,48 @@ impl Worker {
         Ok(answer)
     }
 
+    /// Writes `failure.json` (or adopts the one an earlier delivery wrote)
+    /// and returns the `failed` callback for it.
+    async fn store_failure(
+        &self,
+        job: &CaptureJob<'_>,
+        failure: Failure,
+        elapsed: std::time::Duration,
+    ) -> Result<CallbackBody, StorageError> {
+        metrics::counter!("worker_captures_total", "outcome" => failure.reason).increment(1);
+        tracing::info!(page_import_id = %job.page_import_id, reason = failure.reason, retryable = failure.retryable, "capture failed");
+        let record = FailureRecord {
+            schema_version: 1,
+            page_import_id: job.page_import_id.to_string(),
+            attempt: job.attempt,
+            reason: failure.reason.to_owned(),
+            message: client_safe_message(&failure.message),
+            retryable: failure.retryable,
+            failed_at: now_rfc3339(),
+            elapsed_ms: elapsed.as_millis() as u64,
+            blocked_requests: failure.blocked,
+        };
+        let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
+        let key = format!("{}failure.json", job.artifacts.prefix);
+        let stored = match self
+            .put_if_absent(&job.artifacts.bucket, &key, bytes, "application/json")
+            .await?
+        {
+            Stored::Written => record,
+            Stored::AlreadyThere(earlier) => serde_json::from_slice(&earlier)
+                .map_err(|_| StorageError("failure.json is not a failure record".into()))?,
+        };
+        Ok(failed_body(job, &stored.message, stored.retryable))
+    }
+
     /// Uploads assets, the screenshot and last the manifest; returns the
     /// manifest bytes as stored.
-    async fn store_capture(&self, job: &CaptureJob<'_>, captured: &Captured) -> Result<Vec<u8>, StorageError> {
+    async fn store_capture(
+        &self,
+        job: &CaptureJob<'_>,
+        captured: &Captured,
+        dom: Dom<'_>,
+    ) -> Result<Vec<u8>, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
         let mut assets = Vec::with_capacity(captured.assets.len());
@@ -206,7 +234,7 @@ impl Worker {
             fonts: &captured.fonts,
             blocked_requests: &captured.blocked,
             timings: &captured.timings,
-            dom: &captured.dom,
+            dom,
         };
         let bytes = serde_json::to_vec(&manifest).expect("a manifest serializes");
         metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);

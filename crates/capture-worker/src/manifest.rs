@@ -25,7 +25,7 @@ pub struct Manifest<'a> {
     pub fonts: &'a Value,
     pub blocked_requests: &'a [BlockedRequest],
     pub timings: &'a Timings,
-    pub dom: &'a Dom,
+    pub dom: Dom<'a>,
 }
 
 #[derive(Serialize)]
