@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use bytes::Bytes;
 use page_import_contract::job::CaptureJob;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -24,7 +25,7 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
 const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Network idle: nothing in flight and nothing started or ended for this long.
-const QUIET_PERIOD: Duration = Duration::from_millis(250);
+const QUIET_PERIOD: Duration = Duration::from_millis(200);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
@@ -47,7 +48,7 @@ pub struct Captured {
     pub captured_height: u32,
     pub truncated: bool,
     pub ready_matched: Option<bool>,
-    pub screenshot_png: Vec<u8>,
+    pub screenshot_png: Bytes,
     pub assets: Vec<AssetBody>,
     pub fonts: Value,
     /// `DOMSnapshot.captureSnapshot`'s answer, parsed when the manifest is
@@ -61,7 +62,7 @@ pub struct AssetBody {
     pub url: String,
     pub kind: &'static str,
     pub mime_type: String,
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 #[derive(Debug, Default, Clone, Serialize)]
@@ -543,6 +544,7 @@ async fn run(
         .result::<Shot<'_>>()
         .ok()
         .and_then(|s| STANDARD.decode(s.data.as_bytes()).ok())
+        .map(Bytes::from)
         .ok_or_else(|| Failure::new("capture_error", "The screenshot could not be taken", true))?;
     drop(shot);
     timings.screenshot_ms = started.elapsed().as_millis() as u64;
@@ -638,7 +640,7 @@ async fn collect_assets(page: &Page) -> Result<Vec<AssetBody>, Failure> {
             url,
             kind,
             mime_type,
-            bytes,
+            bytes: bytes.into(),
         });
     }
     assets.sort_by(|a, b| a.url.cmp(&b.url));

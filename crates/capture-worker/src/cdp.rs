@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 /// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
@@ -39,7 +39,7 @@ pub struct Event {
 }
 
 /// What a waiting command gets: the whole answer's text, or the error message.
-type Pending = HashMap<u64, oneshot::Sender<Result<String, String>>>;
+type Pending = HashMap<u64, oneshot::Sender<Result<Utf8Bytes, String>>>;
 
 struct Shared {
     pending: Mutex<Option<Pending>>,
@@ -73,12 +73,12 @@ struct EventParams {
 }
 
 /// The raw text of a command's answer.
-pub struct Reply(String);
+pub struct Reply(Utf8Bytes);
 
 impl Reply {
     #[cfg(test)]
     pub fn from_text(text: String) -> Self {
-        Self(text)
+        Self(text.into())
     }
 
     /// The answer's `result`, parsed into `T` (which may borrow from it).
@@ -87,7 +87,7 @@ impl Reply {
         struct Answer<T> {
             result: T,
         }
-        serde_json::from_str::<Answer<T>>(&self.0).map(|a| a.result)
+        serde_json::from_str::<Answer<T>>(self.0.as_str()).map(|a| a.result)
     }
 }
 
@@ -127,7 +127,7 @@ impl Connection {
                     Message::Close(_) => break,
                     _ => continue,
                 };
-                reader_shared.dispatch(text.as_str().to_owned(), &browser_tx);
+                reader_shared.dispatch(text, &browser_tx);
             }
             // The browser is gone: fail what waits, end every event stream.
             reader_shared.pending.lock().expect("cdp pending lock").take();
@@ -221,8 +221,8 @@ impl Connection {
 }
 
 impl Shared {
-    fn dispatch(&self, text: String, browser: &mpsc::UnboundedSender<Event>) {
-        let Ok(envelope) = serde_json::from_str::<Envelope>(&text) else {
+    fn dispatch(&self, text: Utf8Bytes, browser: &mpsc::UnboundedSender<Event>) {
+        let Ok(envelope) = serde_json::from_str::<Envelope>(text.as_str()) else {
             return;
         };
         if let Some(id) = envelope.id {
@@ -242,7 +242,7 @@ impl Shared {
             return;
         }
         let Some(method) = envelope.method else { return };
-        let params = serde_json::from_str::<EventParams>(&text)
+        let params = serde_json::from_str::<EventParams>(text.as_str())
             .map(|e| e.params)
             .unwrap_or(Value::Null);
         let event = Event { method, params };

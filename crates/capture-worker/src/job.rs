@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::primitives::ByteStream;
+use bytes::Bytes;
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
 use page_import_contract::job::{s3_url, CaptureJob};
 use page_import_contract::manifest::{capture_hash, ManifestIdentity};
@@ -52,7 +53,7 @@ fn storage<E: std::fmt::Debug>(e: SdkError<E>) -> StorageError {
 /// A write with `If-None-Match: *`: what the object holds afterwards.
 enum Stored {
     Written,
-    AlreadyThere(Vec<u8>),
+    AlreadyThere(Bytes),
 }
 
 impl Worker {
@@ -70,10 +71,13 @@ impl Worker {
     async fn handle_inner(&self, job: &CaptureJob<'_>) -> Result<Answer, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
-        let body = if let Some(manifest) = self.get(bucket, &format!("{prefix}capture.json")).await? {
+        let (manifest_key, failure_key) = (format!("{prefix}capture.json"), format!("{prefix}failure.json"));
+        let (earlier_manifest, earlier_failure) =
+            tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key));
+        let body = if let Some(manifest) = earlier_manifest? {
             tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, "attempt already captured; repeating its callback");
             completed_body(job, &manifest)
-        } else if let Some(record) = self.get(bucket, &format!("{prefix}failure.json")).await? {
+        } else if let Some(record) = earlier_failure? {
             match serde_json::from_slice::<FailureRecord>(&record) {
                 Ok(record) => failed_body(job, &record.message, record.retryable),
                 Err(_) => return Err(StorageError("failure.json is not a failure record".into())),
@@ -150,7 +154,7 @@ impl Worker {
         let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
         let key = format!("{}failure.json", job.artifacts.prefix);
         let stored = match self
-            .put_if_absent(&job.artifacts.bucket, &key, bytes, "application/json")
+            .put_if_absent(&job.artifacts.bucket, &key, bytes.into(), "application/json")
             .await?
         {
             Stored::Written => record,
@@ -167,14 +171,16 @@ impl Worker {
         job: &CaptureJob<'_>,
         captured: &Captured,
         dom: Dom<'_>,
-    ) -> Result<Vec<u8>, StorageError> {
+    ) -> Result<Bytes, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
+        let screenshot_key = format!("{prefix}screenshot.png");
         let mut assets = Vec::with_capacity(captured.assets.len());
+        let mut uploads = Vec::with_capacity(captured.assets.len());
         for asset in &captured.assets {
             let sha256 = hex::encode(Sha256::digest(&asset.bytes));
             let key = format!("{prefix}assets/{sha256}.{}", manifest::extension(&asset.mime_type));
-            self.put(bucket, &key, asset.bytes.clone(), &asset.mime_type).await?;
+            uploads.push(self.put(bucket, key.clone(), asset.bytes.clone(), &asset.mime_type));
             assets.push(AssetInfo {
                 url: &asset.url,
                 kind: asset.kind,
@@ -184,13 +190,14 @@ impl Worker {
                 key,
             });
         }
-        let screenshot_key = format!("{prefix}screenshot.png");
-        // A screenshot an earlier delivery stored stays, and this manifest
-        // describes it.
-        let screenshot = match self
-            .put_if_absent(bucket, &screenshot_key, captured.screenshot_png.clone(), "image/png")
-            .await?
-        {
+        // Assets and the screenshot go up together; a screenshot an earlier
+        // delivery stored stays, and this manifest describes it.
+        let (uploaded, screenshot) = tokio::join!(
+            futures::future::try_join_all(uploads),
+            self.put_if_absent(bucket, &screenshot_key, captured.screenshot_png.clone(), "image/png"),
+        );
+        uploaded?;
+        let screenshot = match screenshot? {
             Stored::Written => captured.screenshot_png.clone(),
             Stored::AlreadyThere(earlier) => earlier,
         };
@@ -236,15 +243,12 @@ impl Worker {
             timings: &captured.timings,
             dom,
         };
-        let bytes = serde_json::to_vec(&manifest).expect("a manifest serializes");
+        let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
+        drop(manifest);
         metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);
+        let key = format!("{prefix}capture.json");
         match self
-            .put_if_absent(
-                bucket,
-                &format!("{prefix}capture.json"),
-                bytes.clone(),
-                "application/json",
-            )
+            .put_if_absent(bucket, &key, bytes.clone(), "application/json")
             .await?
         {
             Stored::Written => Ok(bytes),
@@ -252,18 +256,18 @@ impl Worker {
         }
     }
 
-    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Bytes>, StorageError> {
         match self.s3.get_object().bucket(bucket).key(key).send().await {
             Ok(object) => {
                 let bytes = object.body.collect().await.map_err(|e| StorageError(e.to_string()))?;
-                Ok(Some(bytes.into_bytes().to_vec()))
+                Ok(Some(bytes.into_bytes()))
             }
             Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 404 => Ok(None),
             Err(e) => Err(storage(e)),
         }
     }
 
-    async fn put(&self, bucket: &str, key: &str, bytes: Vec<u8>, content_type: &str) -> Result<(), StorageError> {
+    async fn put(&self, bucket: &str, key: String, bytes: Bytes, content_type: &str) -> Result<(), StorageError> {
         self.s3
             .put_object()
             .bucket(bucket)
@@ -280,7 +284,7 @@ impl Worker {
         &self,
         bucket: &str,
         key: &str,
-        bytes: Vec<u8>,
+        bytes: Bytes,
         content_type: &str,
     ) -> Result<Stored, StorageError> {
         let result = self
