@@ -63,7 +63,11 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
     let app = private_app(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(styled_site_pages()).await;
-    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let health = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let worker = WorkerProcess::start(&app, &[site.addr], &[("WORKER_HEALTH_ADDR", &health.to_string())]);
 
     let id = app.import_url(&tenant, &site.url("/"), Some("#app")).await;
     let import = app.finished(&tenant, &id, &worker).await;
@@ -170,6 +174,20 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
     assert!(nodes
         .iter()
         .all(|n| n["paintOrder"].is_null() || n["paintOrder"].is_i64()));
+
+    // The worker's own health and metrics listener.
+    let healthz = reqwest::get(format!("http://{health}/healthz")).await.unwrap();
+    assert_eq!(healthz.status(), 200);
+    let metrics = reqwest::get(format!("http://{health}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"worker_captures_total{outcome="completed"} 1"#),
+        "{metrics}"
+    );
 
     // The user downloads the real PNG through the presigned link.
     let redirect = app.get(&format!("/page-imports/{id}/screenshot"), &tenant.token).await;
@@ -364,6 +382,8 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
                 .unwrap();
         }
     };
+    // A message that is not a schemaVersion 1 job is logged and deleted.
+    send(json!({"schemaVersion": 2, "hello": "worker"})).await;
     send(message.clone()).await;
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
     let import = app.finished(&tenant, &id, &worker).await;
@@ -391,7 +411,8 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
         worker.log_text().contains("Accepted(200)"),
         "the replayed callback was answered 200"
     );
-    // Both deliveries were deleted once answered.
+    assert!(worker.log_text().contains("not a schemaVersion 1 capture job"));
+    // Both deliveries and the stranger were deleted.
     let left = app
         .receive_within(&app.page_import_queue_url, 1, Duration::from_secs(2))
         .await;
@@ -433,6 +454,12 @@ async fn a_browser_killed_mid_capture_fails_it_as_retryable_and_the_worker_keeps
     let next = app.import_url(&tenant, &site.url("/fast"), None).await;
     assert_eq!(app.finished(&tenant, &next, &worker).await["status"], "completed");
     assert_eq!(worker.log_count("chromium started"), 2, "a new browser was started");
+    // The dead browser's processes were reaped, not left as zombies.
+    let zombies: Vec<_> = crate::helpers::capture::processes()
+        .into_iter()
+        .filter(|p| p.2 == 'Z' && worker.descendants().contains(&p.0))
+        .collect();
+    assert!(zombies.is_empty(), "zombies under the worker: {zombies:?}");
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
