@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
-use axum::http::HeaderName;
+use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -12,6 +12,7 @@ use axum::Router;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 
@@ -22,7 +23,8 @@ use crate::db::coalesce;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
-use crate::http::{self, code2des, ops, page_imports, webhooks};
+use crate::events::Events;
+use crate::http::{self, code2des, events, ops, page_imports, webhooks};
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
 
@@ -52,6 +54,8 @@ pub struct Shared {
     pub reads: coalesce::Reads,
     /// Coalesced creates without an idempotency key.
     pub creates: coalesce::Creates,
+    /// Open `/events` streams and the change notifications they wait for.
+    pub events: Arc<Events>,
 }
 
 impl Shared {
@@ -127,7 +131,9 @@ impl AppState {
         });
         let reads = coalesce::reads(batch_pool.clone(), slots as usize);
         let creates = coalesce::creates(batch_pool, slots as usize);
+        let events = Events::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
+            events,
             reads,
             creates,
             config: Arc::new(config),
@@ -150,11 +156,22 @@ pub fn router(state: AppState) -> Router {
             "/page-imports/{id}",
             get(page_imports::get).delete(page_imports::delete),
         )
+        .route("/page-imports/{id}/events", get(events::follow))
         .route("/page-imports/{id}/capture", get(page_imports::capture))
         .route("/page-imports/{id}/screenshot", get(page_imports::screenshot))
         .route("/code2des", post(code2des::create))
         .route("/code2des/{id}", get(code2des::get))
+        // Set before the CORS layer wraps the routes, so a preflight reaches it
+        // (a fallback set later replaces the layered default one).
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(http::USER_BODY_LIMIT));
+    let user = match cors(&state.config.cors_allowed_origins) {
+        Some(cors) => user.layer(cors).layer(middleware::from_fn_with_state(
+            state.config.clone(),
+            no_cors_for_other_origins,
+        )),
+        None => user,
+    };
 
     let callbacks = Router::new()
         .route(WEBHOOK_ROUTE, post(webhooks::receive))
@@ -163,8 +180,13 @@ pub fn router(state: AppState) -> Router {
     let ops = Router::new()
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
-        .route("/metrics", get(ops::metrics))
         .route("/openapi.json", get(crate::openapi::openapi_json));
+    // With METRICS_ADDR, /metrics lives only on that listener (`metrics_router`).
+    let ops = if state.config.metrics_addr.is_none() {
+        ops.route("/metrics", get(ops::metrics))
+    } else {
+        ops
+    };
 
     Router::new()
         .merge(user)
@@ -191,6 +213,71 @@ pub fn router(state: AppState) -> Router {
         )
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
         .with_state(state)
+}
+
+/// The second listener's router when `METRICS_ADDR` is set: `/metrics` only.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(ops::metrics))
+        .fallback(|| async { ApiError::NotFound })
+        .with_state(state)
+}
+
+/// CORS for the user routes (SPEC §6): exact origins, no credentials; none
+/// at all when no origin is configured.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .map(|o| HeaderValue::from_str(o).expect("origins are validated by Config"))
+        .collect();
+    let header = |name: &'static str| HeaderName::from_static(name);
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header("idempotency-key"),
+                header::IF_NONE_MATCH,
+                header("x-request-id"),
+            ])
+            .expose_headers([
+                header::LOCATION,
+                header::ETAG,
+                header("idempotent-replayed"),
+                header::RETRY_AFTER,
+                header("x-request-id"),
+            ])
+            .max_age(Duration::from_secs(600)),
+    )
+}
+
+/// tower-http's layer adds `Access-Control-Expose-Headers` (and, to
+/// preflights, the allowed methods and headers) whatever the origin; SPEC §6
+/// gives an origin that is not allowed no `Access-Control-*` header at all.
+async fn no_cors_for_other_origins(State(config): State<Arc<Config>>, req: Request, next: Next) -> Response {
+    let allowed = req
+        .headers()
+        .get(header::ORIGIN)
+        .and_then(|o| o.to_str().ok())
+        .is_some_and(|o| config.cors_allowed_origins.iter().any(|a| a == o));
+    let mut response = next.run(req).await;
+    if !allowed {
+        let names: Vec<HeaderName> = response
+            .headers()
+            .keys()
+            .filter(|k| k.as_str().starts_with("access-control-"))
+            .cloned()
+            .collect();
+        for name in names {
+            response.headers_mut().remove(name);
+        }
+    }
+    response
 }
 
 const WEBHOOK_ROUTE: &str = "/webhooks/page-imports";

@@ -35,6 +35,12 @@ pub struct Config {
     pub outbox_max_backoff: Duration,
     pub outbox_lease: Duration,
     pub sweeper_interval: Duration,
+    /// Exact origins allowed to call the user routes from a browser (CORS).
+    pub cors_allowed_origins: Vec<String>,
+    /// Open `/events` streams per process before 503.
+    pub events_max_streams: usize,
+    /// When set, `/metrics` is served only on this second listener.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 // Secrets and the database URL (which may hold a password) stay out of Debug output.
@@ -62,6 +68,19 @@ fn http_url(v: &str, allow_file: bool) -> Result<String, String> {
         "file" if allow_file => Ok(v.to_owned()),
         other => Err(format!("unsupported scheme '{other}'")),
     }
+}
+
+/// An exact origin, `scheme://host[:port]`, as browsers send it.
+fn origin(v: &str) -> Result<String, String> {
+    let url = url::Url::parse(v).map_err(|e| format!("'{v}': {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!("'{v}' is not an http(s) origin"));
+    }
+    let serialized = url.origin().ascii_serialization();
+    if serialized != v {
+        return Err(format!("'{v}' is not an exact origin (expected '{serialized}')"));
+    }
+    Ok(serialized)
 }
 
 impl Config {
@@ -142,6 +161,17 @@ impl Config {
             outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,
             outbox_lease: env.millis("OUTBOX_LEASE_MS", 30_000)?,
             sweeper_interval: env.millis("SWEEPER_INTERVAL_MS", 30_000)?,
+            cors_allowed_origins: env.parsed("CORS_ALLOWED_ORIGINS", Vec::new(), |v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(origin)
+                    .collect()
+            })?,
+            events_max_streams: usize::try_from(env.count("EVENTS_MAX_STREAMS", 1000)?).unwrap_or(usize::MAX),
+            metrics_addr: env.parsed("METRICS_ADDR", None, |v| {
+                v.parse().map(Some).map_err(|e| format!("{e}"))
+            })?,
         })
     }
 }
@@ -181,6 +211,28 @@ mod tests {
         assert!(!config.allow_private_source_urls);
         assert_eq!(config.log_format, LogFormat::Json);
         assert_eq!(config.database_coalesce_slots, 1);
+        assert!(config.cors_allowed_origins.is_empty());
+        assert_eq!(config.events_max_streams, 1000);
+        assert_eq!(config.metrics_addr, None);
+    }
+
+    #[test]
+    fn cors_origins_must_be_exact_origins() {
+        let mut env = base();
+        env.insert("CORS_ALLOWED_ORIGINS", "https://app.example.com, http://127.0.0.1:5173");
+        assert_eq!(
+            load(&env).unwrap().cors_allowed_origins,
+            ["https://app.example.com", "http://127.0.0.1:5173"]
+        );
+        for bad in [
+            "https://app.example.com/",
+            "app.example.com",
+            "https://app.example.com/path",
+            "*",
+        ] {
+            env.insert("CORS_ALLOWED_ORIGINS", bad);
+            assert_eq!(load(&env).unwrap_err().variable, "CORS_ALLOWED_ORIGINS", "{bad}");
+        }
     }
 
     #[test]
@@ -219,6 +271,8 @@ mod tests {
             ("DATABASE_MAX_CONNECTIONS", "0"),
             ("DATABASE_COALESCE_SLOTS", "0"),
             ("DATABASE_COALESCE_SLOTS", "65"),
+            ("EVENTS_MAX_STREAMS", "0"),
+            ("METRICS_ADDR", "localhost"),
         ] {
             let mut env = base();
             env.insert(var, value);

@@ -58,6 +58,8 @@ pub enum ApiError {
     Unavailable(&'static str),
     #[error("request timed out")]
     Timeout,
+    #[error("too many event streams")]
+    TooManyStreams,
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -99,7 +101,7 @@ impl ApiError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Validation(_) | Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unavailable(_) | Self::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -117,6 +119,7 @@ impl ApiError {
             Self::Validation(_) => "validation_failed",
             Self::Unavailable(_) => "dependency_unavailable",
             Self::Timeout => "request_timeout",
+            Self::TooManyStreams => "too_many_streams",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -135,6 +138,7 @@ impl ApiError {
             Self::Validation(_) => "One or more fields are invalid.".into(),
             Self::Unavailable(what) => format!("The {what} is unavailable; retry later."),
             Self::Timeout => "The request took too long; retry later.".into(),
+            Self::TooManyStreams => "This replica has as many open event streams as it serves; retry later.".into(),
             Self::Internal(_) => "An internal error occurred.".into(),
         }
     }
@@ -183,7 +187,7 @@ impl IntoResponse for ApiError {
             Self::Unauthorized { .. } => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            Self::Unavailable(_) | Self::Timeout => {
+            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             Self::Conflict {

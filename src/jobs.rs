@@ -1,5 +1,6 @@
-//! Background tasks: the outbox relay and the sweeper. Both are safe to run
-//! in every replica (SKIP LOCKED) and stop when the token is cancelled.
+//! Background tasks: the outbox relay, the sweeper and the change listener
+//! of event streams. All are safe to run in every replica (SKIP LOCKED) and
+//! stop when the token is cancelled.
 
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,7 @@ const BACKLOG_EVERY: Duration = Duration::from_secs(15);
 pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandle<()>> {
     vec![
         tokio::spawn(relay(state.clone(), shutdown.clone())),
+        tokio::spawn(state.events.clone().listen(state.pool.clone(), shutdown.clone())),
         tokio::spawn(sweeper(state.clone(), shutdown)),
     ]
 }

@@ -9,6 +9,7 @@ pub mod db;
 pub mod dns;
 pub mod domain;
 pub mod error;
+pub mod events;
 pub mod http;
 pub mod jobs;
 pub mod metrics;

@@ -3,19 +3,44 @@
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{router, AppState};
+use crate::app::{metrics_router, router, AppState};
 use crate::jobs;
 
 /// Serves until `shutdown` is cancelled: stops accepting, lets in-flight
 /// requests finish, then stops the background tasks and waits for them.
 pub async fn serve(state: AppState, listener: TcpListener, shutdown: CancellationToken) -> anyhow::Result<()> {
+    let metrics = match state.config.metrics_addr {
+        Some(addr) => {
+            let listener = TcpListener::bind(addr).await?;
+            tracing::info!(addr = %listener.local_addr()?, "metrics listening");
+            let stop = shutdown.clone();
+            let app = metrics_router(state.clone());
+            Some(tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await
+            }))
+        }
+        None => None,
+    };
     let background = jobs::spawn_all(&state, shutdown.child_token());
+    // Open event streams end when shutdown starts; graceful shutdown would
+    // otherwise wait for them forever.
+    let closing = state.events.closing.clone();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        closing.cancel();
+    });
     let app = router(state);
     let stop = shutdown.clone();
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .await?;
     shutdown.cancel();
+    if let Some(metrics) = metrics {
+        metrics.await??;
+    }
     for task in background {
         let _ = task.await;
     }

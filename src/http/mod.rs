@@ -1,6 +1,7 @@
 //! HTTP glue: extractors that answer in problem+json, and shared helpers.
 
 pub mod code2des;
+pub mod events;
 pub mod idempotent;
 pub mod ops;
 pub mod page_imports;

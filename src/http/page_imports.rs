@@ -16,6 +16,7 @@ use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImp
 use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError, Problem};
+use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, IdPath};
 use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
 use crate::queue::QueueName;
@@ -326,9 +327,13 @@ async fn create_inner(
 /// Read one page import.
 #[utoipa::path(
     get, path = "/page-imports/{id}", operation_id = "getPageImport", tag = "page-imports",
-    params(("id" = String, Path, description = "The import's UUIDv7")),
+    params(
+        ("id" = String, Path, description = "The import's UUIDv7"),
+        ("If-None-Match" = Option<String>, Header, description = "An ETag from an earlier answer: 304 while it is current"),
+    ),
     responses(
-        (status = 200, body = PageImportView),
+        (status = 200, body = PageImportView, headers(("ETag" = String, description = "Strong tag of this representation"))),
+        (status = 304, description = "Not modified since the ETag given in If-None-Match", headers(("ETag" = String))),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Unknown, deleted, or another tenant's", body = Problem, content_type = "application/problem+json"),
         (status = 503, body = Problem, content_type = "application/problem+json"),
@@ -338,10 +343,11 @@ async fn create_inner(
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,
+    headers: HeaderMap,
     IdPath(id): IdPath,
-) -> Result<Json<PageImportView>, ApiError> {
+) -> Result<Response, ApiError> {
     let row = state.reads.call((id, actor.subject)).await?.ok_or(ApiError::NotFound)?;
-    Ok(Json(row.into()))
+    Ok(Tagged::of(&PageImportView::from(row)).respond(&headers))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -9,6 +9,7 @@ mod coalesce;
 mod code2des;
 mod create;
 mod dns_check;
+mod events;
 mod idempotency;
 mod list;
 mod ops;

@@ -1,0 +1,202 @@
+//! `GET /page-imports/{id}/events`: the import's status pushed as
+//! Server-Sent Events (SPEC §6), and the strong `ETag` it shares with
+//! `GET /page-imports/{id}`.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use sha2::{Digest, Sha256};
+
+use crate::app::AppState;
+use crate::auth::Actor;
+use crate::domain::ImportStatus;
+use crate::error::{ApiError, Problem};
+use crate::events::Subscription;
+use crate::http::page_imports::PageImportView;
+use crate::http::IdPath;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+const REREAD_AFTER: Duration = Duration::from_millis(500);
+
+/// The resource's JSON and its strong ETag: the first 128 bits of the
+/// SHA-256 of exactly those bytes, so the tag changes whenever any field does.
+pub struct Tagged {
+    pub tag: String,
+    pub body: Vec<u8>,
+    pub terminal: bool,
+}
+
+impl Tagged {
+    pub fn of(view: &PageImportView) -> Self {
+        let body = serde_json::to_vec(view).expect("the resource serializes");
+        let tag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
+        Self {
+            tag,
+            body,
+            terminal: view.status != ImportStatus::Processing,
+        }
+    }
+
+    /// 200 with the body, or 304 without one when `If-None-Match` names the tag.
+    pub fn respond(self, request: &HeaderMap) -> Response {
+        let etag = HeaderValue::from_str(&self.tag).expect("a hex tag is a valid header value");
+        if request
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| none_match_names(v, &self.tag))
+        {
+            return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+        }
+        (
+            [
+                (header::ETAG, etag),
+                (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            ],
+            self.body,
+        )
+            .into_response()
+    }
+}
+
+/// RFC 9110 §13.1.2: `*`, or a list of tags compared weakly.
+fn none_match_names(header: &str, tag: &str) -> bool {
+    header.trim() == "*"
+        || header
+            .split(',')
+            .map(|t| t.trim())
+            .any(|t| t.strip_prefix("W/").unwrap_or(t) == tag)
+}
+
+/// Follow one import: the current resource first, then every change, until
+/// it is `completed`, `failed` or deleted.
+#[utoipa::path(
+    get, path = "/page-imports/{id}/events", operation_id = "followPageImport", tag = "page-imports",
+    params(("id" = String, Path, description = "The import's id")),
+    responses(
+        (status = 200, description = "`text/event-stream`: `event: page_import` (`id:` = the ETag, `data:` = the resource) on start and on every change; `event: deleted` (`data: {\"id\"}`) when deleted; `: keep-alive` every 15 s; ends after a terminal status or a delete", content_type = "text/event-stream", body = String),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "EVENTS_MAX_STREAMS streams are open on this replica, or the database is unavailable", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn follow(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<Response, ApiError> {
+    // Subscribed before the first read, so no change can fall between them.
+    let subscription = state.events.subscribe(&id).ok_or(ApiError::TooManyStreams)?;
+    let first = state
+        .reads
+        .call((id.clone(), actor.subject.clone()))
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let first = Tagged::of(&PageImportView::from(first));
+    let stream = stream(state, actor, id, subscription, first);
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+        .into_response())
+}
+
+fn page_import_event(tagged: &Tagged) -> Event {
+    Event::default()
+        .event("page_import")
+        .id(&tagged.tag)
+        .data(String::from_utf8_lossy(&tagged.body))
+}
+
+struct Follow {
+    state: AppState,
+    actor: Actor,
+    id: String,
+    subscription: Subscription,
+    last_tag: String,
+    pending: Option<Event>,
+    done: bool,
+}
+
+fn stream(
+    state: AppState,
+    actor: Actor,
+    id: String,
+    subscription: Subscription,
+    first: Tagged,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let follow = Follow {
+        pending: Some(page_import_event(&first)),
+        done: first.terminal,
+        last_tag: first.tag,
+        state,
+        actor,
+        id,
+        subscription,
+    };
+    futures::stream::unfold(follow, |mut f| async move {
+        if let Some(event) = f.pending.take() {
+            return Some((Ok(event), f));
+        }
+        if f.done {
+            return None;
+        }
+        let mut reread = false;
+        loop {
+            let closing = f.state.events.closing.clone();
+            if reread {
+                // The last read failed (the database is restarting, say): try again soon.
+                tokio::select! {
+                    () = closing.cancelled() => return None,
+                    () = tokio::time::sleep(REREAD_AFTER) => {}
+                }
+            } else {
+                tokio::select! {
+                    () = closing.cancelled() => return None,
+                    changed = f.subscription.changes.changed() => {
+                        if changed.is_err() {
+                            return None;
+                        }
+                    }
+                }
+            }
+            match f.state.reads.call((f.id.clone(), f.actor.subject.clone())).await {
+                Ok(None) => {
+                    f.done = true;
+                    let data = serde_json::json!({ "id": f.id }).to_string();
+                    return Some((Ok(Event::default().event("deleted").data(data)), f));
+                }
+                Ok(Some(row)) => {
+                    reread = false;
+                    let tagged = Tagged::of(&PageImportView::from(row));
+                    if tagged.tag == f.last_tag {
+                        continue;
+                    }
+                    f.done = tagged.terminal;
+                    f.last_tag = tagged.tag.clone();
+                    return Some((Ok(page_import_event(&tagged)), f));
+                }
+                Err(err) => {
+                    reread = true;
+                    tracing::warn!(page_import_id = %f.id, error = %err, "event stream could not re-read its row");
+                }
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_none_match_names_the_tag_weakly_or_by_star() {
+        let tag = "\"abc\"";
+        assert!(none_match_names("\"abc\"", tag));
+        assert!(none_match_names("W/\"abc\"", tag));
+        assert!(none_match_names("\"x\", \"abc\"", tag));
+        assert!(none_match_names(" * ", tag));
+        assert!(!none_match_names("\"abd\"", tag));
+        assert!(!none_match_names("abc", tag));
+        assert!(!none_match_names("", tag));
+    }
+}

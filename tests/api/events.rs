@@ -1,0 +1,542 @@
+//! `GET /page-imports/{id}` ETags, `GET /page-imports/{id}/events` (SSE),
+//! CORS and `METRICS_ADDR` (SPEC §6, §2).
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::process::{database_url_of, PrivateCluster, ServiceProcess};
+use crate::helpers::worker::manifest;
+use crate::helpers::*;
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+struct Sse {
+    event: String,
+    id: Option<String>,
+    data: String,
+}
+
+impl Sse {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap()
+    }
+}
+
+/// Reads events off a streaming response.
+struct EventReader {
+    stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    buffer: String,
+}
+
+impl EventReader {
+    fn new(response: reqwest::Response) -> Self {
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Self {
+            stream: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event; `None` when the stream ended. Panics after `within`.
+    async fn next(&mut self, within: Duration) -> Option<Sse> {
+        tokio::time::timeout(within, async {
+            loop {
+                while let Some(end) = self.buffer.find("\n\n") {
+                    let block: String = self.buffer.drain(..end + 2).collect();
+                    let mut event = Sse {
+                        event: "message".into(),
+                        id: None,
+                        data: String::new(),
+                    };
+                    let mut any = false;
+                    for line in block.lines() {
+                        if let Some(v) = line.strip_prefix("event:") {
+                            event.event = v.trim().into();
+                            any = true;
+                        } else if let Some(v) = line.strip_prefix("id:") {
+                            event.id = Some(v.trim().into());
+                        } else if let Some(v) = line.strip_prefix("data:") {
+                            event.data.push_str(v.trim_start());
+                            any = true;
+                        }
+                    }
+                    if any {
+                        return Some(event);
+                    }
+                }
+                match self.stream.next().await {
+                    Some(Ok(chunk)) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                    Some(Err(_)) | None => return None,
+                }
+            }
+        })
+        .await
+        .expect("no event in time")
+    }
+}
+
+async fn follow(app_http: &reqwest::Client, url: String, token: &str) -> EventReader {
+    EventReader::new(app_http.get(url).bearer_auth(token).send().await.unwrap())
+}
+
+const SOON: Duration = Duration::from_secs(5);
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn get_answers_a_strong_etag_and_304_while_it_is_current(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    let path = format!("/page-imports/{}", job.id);
+
+    let first = app.get(&path, &tenant.token).await;
+    assert_eq!(first.status(), 200);
+    let tag = first.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(
+        tag.starts_with('"') && tag.ends_with('"') && !tag.starts_with("W/"),
+        "{tag}"
+    );
+
+    let again = app
+        .http
+        .get(app.url(&path))
+        .bearer_auth(&tenant.token)
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"], tag.as_str());
+    assert!(again.bytes().await.unwrap().is_empty(), "304 has no body");
+
+    // The worker's callback changes the resource, and so its tag.
+    let body = app.upload_capture(&job, manifest(&job)).await;
+    assert_eq!(app.callback(&body).await.status(), 200);
+    let after = app
+        .http
+        .get(app.url(&path))
+        .bearer_auth(&tenant.token)
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 200);
+    let new_tag = after.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(new_tag, tag);
+    assert_eq!(after.json::<Value>().await.unwrap()["status"], "completed");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_invisible_import_is_404_whatever_if_none_match_says(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let owner = app.tenant().await;
+    let stranger = app.tenant().await;
+    let id = app.create_import(&owner).await["id"].as_str().unwrap().to_owned();
+    for tag in ["*", "\"anything\""] {
+        let response = app
+            .http
+            .get(app.url(&format!("/page-imports/{id}")))
+            .bearer_auth(&stranger.token)
+            .header("if-none-match", tag)
+            .send()
+            .await
+            .unwrap();
+        expect_problem(response, 404, "not_found").await;
+    }
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn events_start_with_the_resource_deliver_a_change_and_end_after_a_terminal_status(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    let path = format!("/page-imports/{}", job.id);
+    let mut events = follow(&app.http, app.url(&format!("{path}/events")), &tenant.token).await;
+
+    let first = events.next(SOON).await.unwrap();
+    assert_eq!(first.event, "page_import");
+    let current = app.get(&path, &tenant.token).await;
+    assert_eq!(
+        first.id.as_deref(),
+        Some(current.headers()["etag"].to_str().unwrap()),
+        "id is the ETag, quotes included"
+    );
+    assert_eq!(first.json(), current.json::<Value>().await.unwrap());
+    assert_eq!(first.json()["status"], "processing");
+
+    let body = app.upload_capture(&job, manifest(&job)).await;
+    assert_eq!(app.callback(&body).await.status(), 200);
+    let changed = events.next(SOON).await.unwrap();
+    assert_eq!(changed.event, "page_import");
+    assert_eq!(changed.json()["status"], "completed");
+    assert_ne!(changed.id, first.id);
+    assert_eq!(events.next(SOON).await, None, "the stream ends after a terminal status");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn events_of_a_terminal_import_are_one_event_and_the_end(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    assert_eq!(app.callback(&app.failed_body(&job, "boom")).await.status(), 200);
+    let mut events = follow(
+        &app.http,
+        app.url(&format!("/page-imports/{}/events", job.id)),
+        &tenant.token,
+    )
+    .await;
+    assert_eq!(events.next(SOON).await.unwrap().json()["status"], "failed");
+    assert_eq!(events.next(SOON).await, None);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_delete_ends_the_stream_with_a_deleted_event(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
+    events.next(SOON).await.unwrap();
+    assert_eq!(
+        app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
+        204
+    );
+    let deleted = events.next(SOON).await.unwrap();
+    assert_eq!(deleted.event, "deleted");
+    assert_eq!(deleted.json(), json!({"id": id}));
+    assert_eq!(events.next(SOON).await, None);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn events_need_a_token_and_a_visible_import(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let owner = app.tenant().await;
+    let stranger = app.tenant().await;
+    let id = app.create_import(&owner).await["id"].as_str().unwrap().to_owned();
+    let url = app.url(&format!("/page-imports/{id}/events"));
+    expect_problem(app.http.get(&url).send().await.unwrap(), 401, "unauthorized").await;
+    expect_problem(
+        app.get(&format!("/page-imports/{id}/events"), &stranger.token).await,
+        404,
+        "not_found",
+    )
+    .await;
+    expect_problem(
+        app.get(
+            "/page-imports/0193ffff-0000-7000-8000-000000000000/events",
+            &owner.token,
+        )
+        .await,
+        404,
+        "not_found",
+    )
+    .await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn beyond_events_max_streams_is_503_and_an_ended_stream_frees_its_slot(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool, vec![("EVENTS_MAX_STREAMS", "1".into())]).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    let url = format!("/page-imports/{}/events", job.id);
+    let mut events = follow(&app.http, app.url(&url), &tenant.token).await;
+    events.next(SOON).await.unwrap();
+
+    let refused = app.get(&url, &tenant.token).await;
+    assert!(refused.headers().contains_key("retry-after"));
+    expect_problem(refused, 503, "too_many_streams").await;
+
+    assert_eq!(app.callback(&app.failed_body(&job, "boom")).await.status(), 200);
+    events.next(SOON).await.unwrap();
+    assert_eq!(events.next(SOON).await, None);
+    assert!(
+        eventually(SOON, || async { app.state.events.open_streams() == 0 }).await,
+        "the ended stream gave its slot back"
+    );
+    let mut again = follow(&app.http, app.url(&url), &tenant.token).await;
+    assert_eq!(again.next(SOON).await.unwrap().json()["status"], "failed");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_change_committed_by_another_replica_reaches_the_stream(pool: PgPool) {
+    let database_url = database_url_of(&pool);
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
+    events.next(SOON).await.unwrap();
+
+    let other = ServiceProcess::start(&app, &database_url, &[]);
+    let deleted = app
+        .http
+        .delete(other.url(&format!("/page-imports/{id}")))
+        .bearer_auth(&tenant.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    assert_eq!(events.next(SOON).await.unwrap().event, "deleted");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_stream_open_across_a_database_restart_still_sees_the_next_change(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let cluster = PrivateCluster::start();
+    let setup = PgPool::connect(&cluster.url()).await.unwrap();
+    page_import::MIGRATOR.run(&setup).await.unwrap();
+    let subject = "restart-user";
+    let (org, project): (i64, i64) = sqlx::query_as(
+        "with o as (insert into organization (name) values ('o') returning id),
+              p as (insert into project (organization_id, name) select id, 'p' from o returning id, organization_id),
+              m as (insert into organization_member (organization_id, subject) select organization_id, $1 from p)
+         select organization_id, id from p",
+    )
+    .bind(subject)
+    .fetch_one(&setup)
+    .await
+    .unwrap();
+    setup.close().await;
+    let service = ServiceProcess::start(&app, &cluster.url(), &[]);
+    let token = token_for(subject);
+    let tenant = Tenant {
+        organization_id: org,
+        project_id: project,
+        subject: subject.into(),
+        token: token.clone(),
+    };
+    let created: Value = app
+        .http
+        .post(service.url("/page-imports"))
+        .bearer_auth(&token)
+        .json(&import_body(&tenant))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    let mut events = follow(&app.http, service.url(&format!("/page-imports/{id}/events")), &token).await;
+    assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
+
+    cluster.stop();
+    cluster.resume();
+    // The change is committed by another client, after the restart.
+    let writer = PgPool::connect(&cluster.url()).await.unwrap();
+    sqlx::query(
+        "update page_import set status = '2', error_message = 'changed after the restart',
+                updated_at = now(), updated_by = 'test' where id = $1",
+    )
+    .bind(&id)
+    .execute(&writer)
+    .await
+    .unwrap();
+    let changed = tokio::time::timeout(Duration::from_secs(20), events.next(Duration::from_secs(21))).await;
+    let changed = changed.unwrap_or_else(|_| panic!("no event after the restart:\n{}", service.log_text()));
+    assert_eq!(changed.unwrap().json()["errorMessage"], "changed after the restart");
+    assert_eq!(events.next(SOON).await, None);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn sigterm_ends_open_streams_and_the_process_exits(pool: PgPool) {
+    let database_url = database_url_of(&pool);
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let mut service = ServiceProcess::start(&app, &database_url, &[]);
+    let mut events = follow(
+        &app.http,
+        service.url(&format!("/page-imports/{id}/events")),
+        &tenant.token,
+    )
+    .await;
+    events.next(SOON).await.unwrap();
+    service.sigterm();
+    assert_eq!(events.next(SOON).await, None, "the stream ended");
+    assert_eq!(service.wait_exit(Duration::from_secs(10)), Some(0));
+}
+
+const ORIGIN: &str = "https://app.example.com";
+
+async fn cors_app(pool: PgPool) -> TestApp {
+    TestApp::spawn_with_env(
+        pool,
+        vec![("CORS_ALLOWED_ORIGINS", format!("{ORIGIN},http://127.0.0.1:5173"))],
+    )
+    .await
+}
+
+fn access_control_headers(response: &reqwest::Response) -> Vec<String> {
+    response
+        .headers()
+        .keys()
+        .map(|k| k.as_str().to_owned())
+        .filter(|k| k.starts_with("access-control-"))
+        .collect()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_allowed_origin_gets_its_preflight_answered(pool: PgPool) {
+    let app = cors_app(pool).await;
+    let response = app
+        .http
+        .request(reqwest::Method::OPTIONS, app.url("/page-imports"))
+        .header("origin", ORIGIN)
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "authorization, content-type, idempotency-key",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
+    let h = response.headers();
+    assert_eq!(h["access-control-allow-origin"], ORIGIN);
+    let methods = h["access-control-allow-methods"].to_str().unwrap().to_ascii_uppercase();
+    for m in ["GET", "POST", "DELETE"] {
+        assert!(methods.contains(m), "{methods}");
+    }
+    let allowed = h["access-control-allow-headers"].to_str().unwrap().to_ascii_lowercase();
+    for name in [
+        "authorization",
+        "content-type",
+        "idempotency-key",
+        "if-none-match",
+        "x-request-id",
+    ] {
+        assert!(allowed.contains(name), "{allowed}");
+    }
+    assert!(!h.contains_key("access-control-allow-credentials"));
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn every_answer_to_an_allowed_origin_carries_cors_headers_errors_included(pool: PgPool) {
+    let app = cors_app(pool).await;
+    let tenant = app.tenant().await;
+    let created = app
+        .http
+        .post(app.url("/page-imports"))
+        .bearer_auth(&tenant.token)
+        .header("origin", ORIGIN)
+        .json(&import_body(&tenant))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 202);
+    let h = created.headers();
+    assert_eq!(h["access-control-allow-origin"], ORIGIN);
+    assert!(h["vary"].to_str().unwrap().to_ascii_lowercase().contains("origin"));
+    let exposed = h["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    for name in ["location", "etag", "idempotent-replayed", "retry-after", "x-request-id"] {
+        assert!(exposed.contains(name), "{exposed}");
+    }
+    for (path, token) in [
+        (
+            "/page-imports/0193ffff-0000-7000-8000-000000000000".to_owned(),
+            tenant.token.as_str(),
+        ),
+        (
+            "/code2des/0193ffff-0000-7000-8000-000000000000".to_owned(),
+            "not-a-token",
+        ),
+    ] {
+        let error = app
+            .http
+            .get(app.url(&path))
+            .bearer_auth(token)
+            .header("origin", ORIGIN)
+            .send()
+            .await
+            .unwrap();
+        assert!(error.status().is_client_error());
+        assert_eq!(error.headers()["access-control-allow-origin"], ORIGIN, "{path}");
+        assert!(error.headers()["vary"]
+            .to_str()
+            .unwrap()
+            .to_ascii_lowercase()
+            .contains("origin"));
+    }
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn other_origins_and_other_routes_get_no_cors_headers(pool: PgPool) {
+    let app = cors_app(pool).await;
+    let tenant = app.tenant().await;
+    let preflight = app
+        .http
+        .request(reqwest::Method::OPTIONS, app.url("/page-imports"))
+        .header("origin", "https://evil.example.net")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "authorization")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(access_control_headers(&preflight), Vec::<String>::new());
+    let get = app
+        .http
+        .get(app.url(&format!(
+            "/page-imports?organizationId={}&projectId={}",
+            tenant.organization_id, tenant.project_id
+        )))
+        .bearer_auth(&tenant.token)
+        .header("origin", "https://app.example.com.evil.net")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 200);
+    assert_eq!(access_control_headers(&get), Vec::<String>::new());
+    for path in ["/healthz", "/webhooks/page-imports", "/openapi.json"] {
+        let response = app
+            .http
+            .request(reqwest::Method::OPTIONS, app.url(path))
+            .header("origin", ORIGIN)
+            .header("access-control-request-method", "POST")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(access_control_headers(&response), Vec::<String>::new(), "{path}");
+    }
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn without_allowed_origins_there_is_no_cors(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let response = app
+        .http
+        .post(app.url("/page-imports"))
+        .bearer_auth(&tenant.token)
+        .header("origin", ORIGIN)
+        .json(&import_body(&tenant))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    assert_eq!(access_control_headers(&response), Vec::<String>::new());
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn with_metrics_addr_metrics_move_to_their_own_listener(pool: PgPool) {
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let app = TestApp::spawn_with_env(pool, vec![("METRICS_ADDR", addr.to_string())]).await;
+    expect_problem(
+        app.http.get(app.url("/metrics")).send().await.unwrap(),
+        404,
+        "not_found",
+    )
+    .await;
+    let metrics = app.http.get(format!("http://{addr}/metrics")).send().await.unwrap();
+    assert_eq!(metrics.status(), 200);
+    assert!(metrics.text().await.unwrap().contains("http_requests_total"));
+    let other = app.http.get(format!("http://{addr}/healthz")).send().await.unwrap();
+    assert_eq!(other.status(), 404, "the metrics listener serves nothing else");
+}
