@@ -444,7 +444,7 @@ async fn a_browser_killed_mid_capture_fails_it_as_retryable_and_the_worker_keeps
         .find(|p| p.1 == worker.pid() && p.3.contains("chromium"))
         .expect("chromium under the worker")
         .0;
-    worker.signal("KILL", browser_pid);
+    worker.signal(libc::SIGKILL, browser_pid);
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "failed");
     assert_eq!(import["errorMessage"], "The browser crashed during the capture");
@@ -481,7 +481,7 @@ async fn sigterm_lets_the_capture_in_flight_finish_and_leaves_no_browser_process
     let browser_processes = worker.descendants();
     assert!(!browser_processes.is_empty());
 
-    worker.signal("TERM", worker.pid());
+    worker.signal(libc::SIGTERM, worker.pid());
     assert_eq!(
         worker.exited(Duration::from_secs(40)).await,
         Some(0),

@@ -4,6 +4,7 @@
 mod helpers;
 
 mod auth;
+mod browser;
 mod capture;
 mod coalesce;
 mod code2des;

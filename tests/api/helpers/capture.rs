@@ -282,13 +282,10 @@ impl WorkerProcess {
         descendants_of(self.pid())
     }
 
-    pub fn signal(&self, signal: &str, pid: i32) {
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(pid.to_string())
-            .status()
-            .unwrap();
-        assert!(status.success());
+    pub fn signal(&self, signal: i32, pid: i32) {
+        assert!(pid > 0);
+        // SAFETY: kill(2) on one positive pid.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     }
 
     /// Waits for the worker to exit without blocking the test's runtime (the
@@ -323,13 +320,11 @@ impl WorkerProcess {
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
         if self.child.try_wait().ok().flatten().is_none() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(self.child.id().to_string())
-                .status();
+            self.signal(libc::SIGTERM, self.pid());
             if self.wait_exit(Duration::from_secs(15)).is_none() {
                 for pid in self.descendants() {
-                    let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+                    // SAFETY: kill(2) on one positive pid.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
                 let _ = self.child.kill();
                 let _ = self.child.wait();
