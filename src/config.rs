@@ -22,6 +22,8 @@ pub struct Config {
     pub auth_issuer: String,
     pub auth_audience: String,
     pub capture_timeout: Duration,
+    /// Attempts per import before a timeout or a retryable failure is final.
+    pub capture_max_attempts: i32,
     pub source_url_dns_check: bool,
     pub dns_nameservers: Vec<SocketAddr>,
     pub allow_private_source_urls: bool,
@@ -150,6 +152,7 @@ impl Config {
             auth_issuer,
             auth_audience,
             capture_timeout,
+            capture_max_attempts: i32::try_from(env.count("CAPTURE_MAX_ATTEMPTS", 3)?).unwrap_or(i32::MAX),
             source_url_dns_check,
             dns_nameservers,
             allow_private_source_urls,
@@ -213,6 +216,7 @@ mod tests {
         assert_eq!(config.database_coalesce_slots, 1);
         assert!(config.cors_allowed_origins.is_empty());
         assert_eq!(config.events_max_streams, 1000);
+        assert_eq!(config.capture_max_attempts, 3);
         assert_eq!(config.metrics_addr, None);
     }
 
@@ -272,6 +276,7 @@ mod tests {
             ("DATABASE_COALESCE_SLOTS", "0"),
             ("DATABASE_COALESCE_SLOTS", "65"),
             ("EVENTS_MAX_STREAMS", "0"),
+            ("CAPTURE_MAX_ATTEMPTS", "0"),
             ("METRICS_ADDR", "localhost"),
         ] {
             let mut env = base();

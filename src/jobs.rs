@@ -8,7 +8,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::AppState;
+use crate::attempts;
 use crate::db;
+use crate::db::page_import::ResumeFrom;
+
+/// The backend actor of the sweeper's transitions.
+pub const SWEEPER: &str = "system:sweeper";
 
 const SWEEP_BATCH: i64 = 500;
 /// How often the relay counts the whole outbox for `outbox_backlog`. The
@@ -73,21 +78,42 @@ async fn sweeper(state: AppState, shutdown: CancellationToken) {
     }
 }
 
-/// Fails timed-out captures and forgets expired idempotency keys.
+/// Times out attempts (SPEC §7 "Sweeper"): with attempts left the next one
+/// starts, otherwise the import fails with "Capture timed out". Then forgets
+/// expired idempotency keys. Each batch is one transaction holding its rows'
+/// locks (`SKIP LOCKED`), so replicas never sweep the same row, and a late
+/// callback for the old attempt waits for the commit and then finds the
+/// fence moved.
 pub async fn sweep_once(state: &AppState) -> anyhow::Result<usize> {
-    let mut conn = state.pool.acquire().await?;
     let mut swept = 0;
     loop {
-        let ids = db::page_import::fail_timed_out(&mut conn, state.config.capture_timeout, SWEEP_BATCH).await?;
-        swept += ids.len();
-        for id in &ids {
-            tracing::info!(page_import_id = %id, "capture timed out");
+        let mut tx = state.pool.begin().await?;
+        let timed_out = db::page_import::lock_timed_out(&mut tx, state.config.capture_timeout, SWEEP_BATCH).await?;
+        let batch = timed_out.len();
+        let mut retried = 0;
+        for row in timed_out {
+            if row.attempt < state.config.capture_max_attempts {
+                let from = ResumeFrom::Processing { nonce: None };
+                if let Some(next) =
+                    attempts::start_next(&mut tx, &state.config, &row.id, row.attempt, from, SWEEPER).await?
+                {
+                    retried += 1;
+                    tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
+                }
+            } else if db::page_import::fail_timed_out(&mut tx, &row.id, row.attempt).await? {
+                tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
+                state.metrics.sweeper_failed_imports(1);
+                state.metrics.import_finished("failed");
+            }
         }
-        state.metrics.sweeper_failed_imports(ids.len() as u64);
-        if (ids.len() as i64) < SWEEP_BATCH {
+        tx.commit().await?;
+        state.metrics.attempts_started("sweeper", retried);
+        swept += batch;
+        if (batch as i64) < SWEEP_BATCH {
             break;
         }
     }
+    let mut conn = state.pool.acquire().await?;
     db::idempotency::delete_expired(&mut conn).await?;
     Ok(swept)
 }

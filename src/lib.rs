@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod artifacts;
+pub mod attempts;
 pub mod auth;
 pub mod config;
 pub mod db;

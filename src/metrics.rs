@@ -104,6 +104,11 @@ impl Metrics {
         metrics::counter!("webhook_rejections_total", "reason" => reason).increment(1);
     }
 
+    /// Attempts started after the first, by reason: `sweeper`, `retryable`, `manual`.
+    pub fn attempts_started(&self, reason: &'static str, n: u64) {
+        metrics::counter!("page_import_attempts_started_total", "reason" => reason).increment(n);
+    }
+
     pub fn sweeper_failed_imports(&self, n: u64) {
         metrics::counter!("sweeper_timed_out_total").increment(n);
     }

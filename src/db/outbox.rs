@@ -45,12 +45,31 @@ pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> 
     .await
 }
 
-/// Removes messages SQS has accepted.
+/// Removes messages SQS has accepted, and starts the clock of the capture
+/// attempts they carry (`dispatched_at`, set once: a duplicate publish does
+/// not restart it). The capture message's deduplication id is `{id}:{attempt}`.
 pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
-    let result = sqlx::query!("delete from outbox_message where id = any($1)", ids)
-        .execute(conn)
-        .await?;
-    Ok(result.rows_affected())
+    let deleted = sqlx::query_scalar!(
+        r#"
+        with sent as (
+            delete from outbox_message where id = any($1)
+            returning queue, deduplication_id
+        ), dispatched as (
+            update page_import_attempt a
+            set dispatched_at = now()
+            from sent
+            where sent.queue = 'page_import'
+              and a.page_import_id = split_part(sent.deduplication_id, ':', 1)
+              and a.attempt = split_part(sent.deduplication_id, ':', 2)::int
+              and a.dispatched_at is null
+        )
+        select count(*) as "deleted!" from sent
+        "#,
+        ids
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok(deleted as u64)
 }
 
 /// Schedules another try for each message after its own delay, keeping its

@@ -404,35 +404,184 @@ pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx
     Ok(result.rows_affected() == 1)
 }
 
-/// Fails `processing` rows older than `timeout` (the sweeper). Rows another
-/// replica is sweeping right now are skipped, so each is failed once.
-pub async fn fail_timed_out(
+/// A `processing` import whose current attempt was dispatched longer ago than
+/// the capture timeout.
+pub struct TimedOut {
+    pub id: String,
+    pub attempt: i32,
+}
+
+/// The fields a capture message is built from.
+pub struct CaptureSource {
+    pub source_url: String,
+    pub viewport_width: i32,
+    pub viewport_height: i32,
+    pub device_scale_factor: f32,
+    pub ready_selector: Option<String>,
+}
+
+/// Locks up to `limit` timed-out imports (skipping rows another replica has
+/// locked) for the caller's transaction. An attempt whose message SQS has
+/// not accepted yet has no `dispatched_at` and never times out.
+pub async fn lock_timed_out(
     conn: &mut PgConnection,
     timeout: std::time::Duration,
     limit: i64,
-) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar!(
+) -> sqlx::Result<Vec<TimedOut>> {
+    sqlx::query_as!(
+        TimedOut,
         r#"
-        update page_import
-        set status = '2', error_message = 'Capture timed out',
-            updated_at = now(), updated_by = 'system:sweeper'
-        where id in (
-            select id from page_import
-            where status = '0'
-              and deleted_at is null
-              and created_at < now() - make_interval(secs => $1)
-            order by created_at
-            limit $2
-            for update skip locked
-        )
-          and status = '0'
-        returning id
+        select p.id, p.attempt
+        from page_import_attempt a
+        join page_import p on p.id = a.page_import_id and p.attempt = a.attempt
+        where a.finished_at is null
+          and a.dispatched_at < now() - make_interval(secs => $1)
+          and p.status = '0'
+          and p.deleted_at is null
+        order by a.dispatched_at
+        limit $2
+        for update of p skip locked
         "#,
         timeout.as_secs_f64(),
         limit,
     )
     .fetch_all(conn)
     .await
+}
+
+/// The capture fields of one import, for a message of its next attempt.
+pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<CaptureSource>> {
+    sqlx::query_as!(
+        CaptureSource,
+        r#"
+        select source_url, viewport_width, viewport_height, device_scale_factor, ready_selector
+        from page_import where id = $1
+        "#,
+        id
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Fails a timed-out attempt that has no attempts left (the sweeper).
+pub async fn fail_timed_out(conn: &mut PgConnection, id: &str, attempt: i32) -> sqlx::Result<bool> {
+    let result = sqlx::query!(
+        r#"
+        update page_import
+        set status = '2', error_message = 'Capture timed out', updated_at = now(), updated_by = 'system:sweeper'
+        where id = $1 and attempt = $2 and status = '0' and deleted_at is null
+        "#,
+        id,
+        attempt,
+    )
+    .execute(conn)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// Where the next attempt starts from: a running attempt (with the nonce it
+/// must still have, unless the caller holds the row's lock), or a failed
+/// import (a manual retry).
+pub enum ResumeFrom<'a> {
+    Processing { nonce: Option<&'a str> },
+    Failed,
+}
+
+/// Starts attempt `attempt + 1` with a fresh nonce and its outbox message, in
+/// one statement: only if the row is still at `attempt` in the expected
+/// state and not deleted. The history row is written by the
+/// `page_import_attempt_track` trigger from `actor` (see its migration).
+/// Returns the outbox id of the new attempt's message, or `None` when the
+/// row moved on meanwhile.
+pub async fn start_next_attempt(
+    conn: &mut PgConnection,
+    id: &str,
+    attempt: i32,
+    from: ResumeFrom<'_>,
+    nonce: &Nonce,
+    actor: &str,
+    message_body: &str,
+) -> sqlx::Result<Option<i64>> {
+    let (expected_status, expected_nonce) = match from {
+        ResumeFrom::Processing { nonce } => (ImportStatus::Processing, nonce),
+        ResumeFrom::Failed => (ImportStatus::Failed, None),
+    };
+    sqlx::query_scalar!(
+        r#"
+        with next as (
+            update page_import
+            set attempt = attempt + 1, nonce = $3, status = '0', result_url = null, capture_hash = null,
+                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
+            where id = $1 and attempt = $2 and status = $5 and deleted_at is null
+              and ($6::text is null or nonce = $6)
+            returning id, project_id, attempt
+        )
+        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+        select 'page_import', $7, n.project_id::text, n.id || ':' || n.attempt, now()
+        from next n
+        returning id
+        "#,
+        id,
+        attempt,
+        nonce.expose(),
+        actor,
+        expected_status as ImportStatus,
+        expected_nonce,
+        message_body,
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Notes the retryable callback that ended `attempt` (its error, webhook-id
+/// and body hash), so an exact replay of it can be recognised.
+pub async fn record_retryable_failure(
+    conn: &mut PgConnection,
+    id: &str,
+    attempt: i32,
+    error_message: &str,
+    webhook_id: &str,
+    request_hash: &str,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        r#"
+        update page_import_attempt
+        set error_message = $3, retry_webhook_id = $4, retry_request_hash = $5
+        where page_import_id = $1 and attempt = $2
+        "#,
+        id,
+        attempt,
+        error_message,
+        webhook_id,
+        request_hash,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Whether `attempt` was ended by a retryable callback with this webhook-id
+/// and body hash: its exact replay.
+pub async fn is_retry_replay(
+    conn: &mut PgConnection,
+    id: &str,
+    attempt: i32,
+    webhook_id: &str,
+    request_hash: &str,
+) -> sqlx::Result<bool> {
+    let found = sqlx::query_scalar!(
+        r#"
+        select 1 as "one!" from page_import_attempt
+        where page_import_id = $1 and attempt = $2 and retry_webhook_id = $3 and retry_request_hash = $4
+        "#,
+        id,
+        attempt,
+        webhook_id,
+        request_hash,
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.is_some())
 }
 
 /// The lifecycle fence and terminal payload of a row, for the webhook. Not

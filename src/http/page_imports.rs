@@ -18,7 +18,7 @@ use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewp
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, IdPath};
-use crate::queue::messages::{artifact_prefix, Artifacts, CaptureJob, Source, ViewportMessage};
+use crate::queue::messages::{capture_job_body, ViewportMessage};
 use crate::queue::QueueName;
 
 const CREATE_ROUTE: &str = "POST /page-imports";
@@ -225,33 +225,19 @@ async fn create_inner(
 ) -> Result<Response, ApiError> {
     let id = Uuid::now_v7().to_string();
     let nonce = Nonce::generate();
-    let job = CaptureJob {
-        schema_version: page_import_contract::job::SCHEMA_VERSION,
-        page_import_id: id.as_str().into(),
-        attempt: 1,
-        nonce: nonce.expose().into(),
-        source: Source {
-            kind: "public_url".into(),
-            url: request.source_url.as_str().into(),
-        },
-        viewport: ViewportMessage {
+    let message_body = capture_job_body(
+        &state.config,
+        &id,
+        1,
+        nonce.expose(),
+        request.source_url.as_str(),
+        ViewportMessage {
             width: request.viewport.width,
             height: request.viewport.height,
             device_scale_factor: request.viewport.device_scale_factor,
         },
-        ready_selector: request.ready_selector.as_ref().map(|s| s.as_str().into()),
-        artifacts: Artifacts {
-            bucket: state.config.artifact_bucket.as_str().into(),
-            prefix: artifact_prefix(&id, 1).into(),
-        },
-        callback_url: format!(
-            "{}{}",
-            state.config.public_base_url,
-            page_import_contract::CALLBACK_PATH
-        )
-        .into(),
-    };
-    let message_body = serde_json::to_string(&job).map_err(anyhow::Error::from)?;
+        request.ready_selector.as_ref().map(ReadySelector::as_str),
+    );
     let lease_ms = state.publisher.lease().as_millis() as i64;
 
     // The row and its message are one statement, so without an idempotency

@@ -10,11 +10,16 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::Json;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+
+/// The backend actor of the capture worker's transitions.
+pub const CAPTURE_WORKER: &str = "system:capture-worker";
 
 use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
-use crate::db::page_import::{self as db, Fence};
+use crate::attempts;
+use crate::db::page_import::{self as db, Fence, ResumeFrom};
 use crate::domain::ImportStatus;
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::{is_json_content_type, RawBody};
@@ -25,6 +30,9 @@ use page_import_contract::manifest::is_capture_hash;
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CallbackAck {
     pub status: ImportStatus,
+    /// After a retryable failure: the attempt that was started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<i32>,
     pub replayed: bool,
 }
 
@@ -38,6 +46,7 @@ enum Callback {
     Failed {
         error_message: String,
         result_url: Option<String>,
+        retryable: bool,
     },
 }
 
@@ -65,6 +74,7 @@ impl Callback {
             Self::Failed {
                 error_message,
                 result_url,
+                ..
             } => {
                 fence.status == ImportStatus::Failed
                     && fence.error_message.as_ref() == Some(error_message)
@@ -163,6 +173,7 @@ fn check_shape(body: CallbackBody) -> Result<(String, i32, String, Callback), Ap
         Outcome::Failed => Callback::Failed {
             error_message: safe_message.unwrap_or_default(),
             result_url: body.result_url,
+            retryable: body.retryable == Some(true),
         },
     };
     Ok((body.page_import_id, attempt.unwrap_or(1), body.nonce, callback))
@@ -227,11 +238,17 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
     let body: CallbackBody = axum::Json::<CallbackBody>::from_bytes(raw)?.0;
     let (id, attempt, nonce, callback) = check_shape(body)?;
 
+    let retry_key = RetryKey {
+        webhook_id: header("webhook-id").unwrap_or_default(),
+        request_hash: hex::encode(Sha256::digest(raw)),
+    };
     let mut conn = state.pool.acquire().await?;
     let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
+    if let Err(err) = check_fence(&fence, attempt, &nonce) {
+        return retry_replay_or(&mut conn, &id, attempt, &callback, &retry_key, err).await;
+    }
     // Release the connection: no database resource is held across S3 I/O.
     drop(conn);
-    check_fence(&fence, attempt, &nonce)?;
 
     let bucket = &state.config.artifact_bucket;
     let artifact = |field: &'static str, url: &str| {
@@ -261,6 +278,18 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
     // Already terminal: decide replay or conflict without touching S3.
     if fence.status != ImportStatus::Processing {
         return replay_or_conflict(&fence, &callback);
+    }
+    if let Callback::Failed {
+        retryable: true,
+        error_message,
+        ..
+    } = &callback
+    {
+        if attempt < state.config.capture_max_attempts {
+            return retry(state, &id, attempt, &nonce, error_message, &retry_key)
+                .await
+                .map(Json);
+        }
     }
 
     if let (Some((manifest, screenshot)), Callback::Completed { capture_hash, .. }) = (&artifacts, &callback) {
@@ -299,6 +328,7 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
         Callback::Failed {
             error_message,
             result_url,
+            ..
         } => db::mark_failed_if_fenced(&mut conn, &id, attempt, &nonce, error_message, result_url.as_deref()).await?,
     };
     if changed {
@@ -306,13 +336,88 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
         tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
         return Ok(Json(CallbackAck {
             status: callback.status(),
+            attempt: None,
             replayed: false,
         }));
     }
     // Someone else moved the row between our read and our update.
     let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
-    check_fence(&fence, attempt, &nonce)?;
+    if let Err(err) = check_fence(&fence, attempt, &nonce) {
+        return retry_replay_or(&mut conn, &id, attempt, &callback, &retry_key, err).await;
+    }
     replay_or_conflict(&fence, &callback)
+}
+
+/// What identifies one retryable callback: its `webhook-id` and body.
+struct RetryKey<'a> {
+    webhook_id: &'a str,
+    request_hash: String,
+}
+
+/// A retryable failure with attempts left: the next attempt starts (SPEC §7)
+/// and this callback is noted on the attempt it ended, for its replays.
+async fn retry(
+    state: &AppState,
+    id: &str,
+    attempt: i32,
+    nonce: &str,
+    error_message: &str,
+    key: &RetryKey<'_>,
+) -> Result<CallbackAck, ApiError> {
+    let mut tx = state.pool.begin().await?;
+    let from = ResumeFrom::Processing { nonce: Some(nonce) };
+    let started = attempts::start_next(&mut tx, &state.config, id, attempt, from, CAPTURE_WORKER).await?;
+    let Some(next) = started else {
+        // Moved since we read it: a concurrent twin of this callback, the
+        // sweeper, a delete. Decide from the row as it is now.
+        drop(tx);
+        let mut conn = state.pool.acquire().await?;
+        let fence = db::find_fence(&mut conn, id).await?.ok_or(ApiError::NotFound)?;
+        let callback = Callback::Failed {
+            error_message: error_message.to_owned(),
+            result_url: None,
+            retryable: true,
+        };
+        return match check_fence(&fence, attempt, nonce) {
+            Err(err) => retry_replay_or(&mut conn, id, attempt, &callback, key, err)
+                .await
+                .map(|j| j.0),
+            Ok(()) => Err(ApiError::conflict(
+                "already_terminal",
+                format!("The import is already {}.", fence.status.as_str()),
+            )),
+        };
+    };
+    db::record_retryable_failure(&mut tx, id, attempt, error_message, key.webhook_id, &key.request_hash).await?;
+    tx.commit().await?;
+    state.metrics.attempts_started("retryable", 1);
+    tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
+    Ok(CallbackAck {
+        status: ImportStatus::Processing,
+        attempt: Some(next),
+        replayed: false,
+    })
+}
+
+/// A callback that no longer matches the fence is refused (`err`), unless it
+/// is the exact replay of the retryable callback that started the next attempt.
+async fn retry_replay_or(
+    conn: &mut sqlx::PgConnection,
+    id: &str,
+    attempt: i32,
+    callback: &Callback,
+    key: &RetryKey<'_>,
+    err: ApiError,
+) -> Result<Json<CallbackAck>, ApiError> {
+    let retryable = matches!(callback, Callback::Failed { retryable: true, .. });
+    if retryable && db::is_retry_replay(conn, id, attempt, key.webhook_id, &key.request_hash).await? {
+        return Ok(Json(CallbackAck {
+            status: ImportStatus::Processing,
+            attempt: Some(attempt + 1),
+            replayed: true,
+        }));
+    }
+    Err(err)
 }
 
 fn check_fence(fence: &Fence, attempt: i32, nonce: &str) -> Result<(), ApiError> {
@@ -333,6 +438,7 @@ fn replay_or_conflict(fence: &Fence, callback: &Callback) -> Result<Json<Callbac
     if callback.is_recorded_in(fence) {
         return Ok(Json(CallbackAck {
             status: fence.status,
+            attempt: None,
             replayed: true,
         }));
     }

@@ -5,6 +5,40 @@ use serde::Serialize;
 
 pub use page_import_contract::job::{artifact_prefix, Artifacts, CaptureJob, Source, Viewport as ViewportMessage};
 
+use crate::config::Config;
+
+/// The queue message of one capture attempt (SPEC §7), as its JSON body:
+/// the one place a create, a timed-out or retryable attempt and a manual
+/// retry build it.
+pub fn capture_job_body(
+    config: &Config,
+    id: &str,
+    attempt: i32,
+    nonce: &str,
+    source_url: &str,
+    viewport: ViewportMessage,
+    ready_selector: Option<&str>,
+) -> String {
+    let job = CaptureJob {
+        schema_version: page_import_contract::job::SCHEMA_VERSION,
+        page_import_id: id.into(),
+        attempt,
+        nonce: nonce.into(),
+        source: Source {
+            kind: "public_url".into(),
+            url: source_url.into(),
+        },
+        viewport,
+        ready_selector: ready_selector.map(Into::into),
+        artifacts: Artifacts {
+            bucket: config.artifact_bucket.as_str().into(),
+            prefix: artifact_prefix(id, attempt).into(),
+        },
+        callback_url: format!("{}{}", config.public_base_url, page_import_contract::CALLBACK_PATH).into(),
+    };
+    serde_json::to_string(&job).expect("a capture job serializes")
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Code2DesJob<'a> {

@@ -420,7 +420,7 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn a_browser_killed_mid_capture_fails_it_as_retryable_and_the_worker_keeps_serving(pool: PgPool) {
+async fn a_browser_killed_mid_capture_is_retried_as_the_next_attempt_and_the_worker_keeps_serving(pool: PgPool) {
     let _browser = BROWSER.lock().await;
     let app = private_app(pool).await;
     let tenant = app.tenant().await;
@@ -445,11 +445,36 @@ async fn a_browser_killed_mid_capture_fails_it_as_retryable_and_the_worker_keeps
         .expect("chromium under the worker")
         .0;
     worker.signal(libc::SIGKILL, browser_pid);
+    // Attempt 1 fails as retryable; the service starts attempt 2, which a
+    // new browser captures.
     let import = app.finished(&tenant, &id, &worker).await;
-    assert_eq!(import["status"], "failed");
-    assert_eq!(import["errorMessage"], "The browser crashed during the capture");
+    assert_eq!(
+        (import["status"].as_str(), import["attempt"].as_i64()),
+        (Some("completed"), Some(2)),
+        "{import}"
+    );
     let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
+    assert_eq!(failure["reason"], "browser_crashed");
     assert_eq!(failure["retryable"], true);
+    let history: Vec<(i32, String, Option<String>, Option<String>)> = sqlx::query_as(
+        "select attempt, reason, outcome, error_message from page_import_attempt where page_import_id = $1 order by attempt",
+    )
+    .bind(&id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        history,
+        [
+            (
+                1,
+                "create".into(),
+                Some("retryable_failure".into()),
+                Some("The browser crashed during the capture".into())
+            ),
+            (2, "retryable".into(), Some("completed".into()), None),
+        ]
+    );
 
     let next = app.import_url(&tenant, &site.url("/fast"), None).await;
     assert_eq!(app.finished(&tenant, &next, &worker).await["status"], "completed");

@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod attempts;
 mod auth;
 mod browser;
 mod capture;

@@ -105,7 +105,17 @@ impl TestApp {
 
     pub async fn callback_raw(&self, raw: Vec<u8>, secret: &str, timestamp: i64) -> reqwest::Response {
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-        let signature = WebhookSecret::parse(secret).unwrap().sign(&msg_id, timestamp, &raw);
+        self.callback_signed(raw, secret, &msg_id, timestamp).await
+    }
+
+    /// Signed with the configured secret under a given `webhook-id` (a retry
+    /// of the same callback reuses its id).
+    pub async fn callback_with_id(&self, raw: Vec<u8>, msg_id: &str, timestamp: i64) -> reqwest::Response {
+        self.callback_signed(raw, WEBHOOK_SECRET, msg_id, timestamp).await
+    }
+
+    async fn callback_signed(&self, raw: Vec<u8>, secret: &str, msg_id: &str, timestamp: i64) -> reqwest::Response {
+        let signature = WebhookSecret::parse(secret).unwrap().sign(msg_id, timestamp, &raw);
         self.http
             .post(self.url("/webhooks/page-imports"))
             .header("content-type", "application/json")

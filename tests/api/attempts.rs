@@ -1,0 +1,290 @@
+//! Attempts (SPEC §7): the sweeper times out dispatched attempts and starts
+//! the next one, retryable failures start the next one, older attempts are
+//! fenced off, and the history table follows every transition.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::worker::{manifest, Job};
+use crate::helpers::*;
+
+/// (attempt, reason, started_by, dispatched, outcome, error_message)
+type History = Vec<(i32, String, String, bool, Option<String>, Option<String>)>;
+
+async fn history(app: &TestApp, id: &str) -> History {
+    sqlx::query_as(
+        "select attempt, reason, started_by, dispatched_at is not null, outcome, error_message
+         from page_import_attempt where page_import_id = $1 order by attempt",
+    )
+    .bind(id)
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+/// Waits until the import's current attempt was accepted by SQS, then makes
+/// it look dispatched an hour ago (the timeout is what the test is about,
+/// not the wait).
+async fn dispatched_long_ago(app: &TestApp, id: &str) {
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            sqlx::query_scalar::<_, bool>(
+                "select dispatched_at is not null from page_import_attempt a join page_import p
+                   on p.id = a.page_import_id and p.attempt = a.attempt where p.id = $1",
+            )
+            .bind(id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+        })
+        .await,
+        "the attempt was never dispatched"
+    );
+    sqlx::query(
+        "update page_import_attempt set dispatched_at = now() - interval '1 hour'
+         where page_import_id = $1 and finished_at is null",
+    )
+    .bind(id)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+}
+
+async fn current_job(app: &TestApp, id: &str) -> Job {
+    let attempt: i32 = sqlx::query_scalar("select attempt from page_import where id = $1")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    Job {
+        id: id.to_owned(),
+        attempt: attempt.into(),
+        nonce: app.nonce_of(id).await,
+    }
+}
+
+async fn sweep(app: &TestApp) {
+    page_import::jobs::sweep_once(&app.state).await.unwrap();
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_timed_out_attempt_with_attempts_left_starts_the_next_one(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let first = app.job(&tenant).await;
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(messages[0]["attempt"], 1);
+    dispatched_long_ago(&app, &first.id).await;
+
+    sweep(&app).await;
+    let second = current_job(&app, &first.id).await;
+    assert_eq!(second.attempt, 2);
+    assert_ne!(second.nonce, first.nonce, "a fresh nonce");
+    let row = app.lifecycle(&first.id).await;
+    assert_eq!(
+        (row["status"].as_str(), row["updatedBy"].as_str()),
+        (Some("0"), Some("system:sweeper"))
+    );
+
+    // The new attempt's message names it and its own prefix.
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(messages[0]["attempt"], 2);
+    assert_eq!(messages[0]["nonce"], second.nonce.as_str());
+    assert_eq!(
+        messages[0]["artifacts"]["prefix"],
+        format!("page-imports/{}/2/", first.id)
+    );
+
+    // The old attempt is fenced off: its callback changes nothing.
+    let before = app.lifecycle(&first.id).await;
+    let late = app.upload_capture(&first, manifest(&first)).await;
+    expect_problem(app.callback(&late).await, 409, "fence_mismatch").await;
+    assert_eq!(app.lifecycle(&first.id).await, before);
+
+    // The new one completes.
+    let body = app.upload_capture(&second, manifest(&second)).await;
+    assert_eq!(app.callback(&body).await.status(), 200);
+    assert_eq!(
+        history(&app, &first.id).await,
+        vec![
+            (
+                1,
+                "create".into(),
+                tenant.subject.clone(),
+                true,
+                Some("timed_out".into()),
+                None
+            ),
+            (
+                2,
+                "sweeper".into(),
+                "system:sweeper".into(),
+                true,
+                Some("completed".into()),
+                None
+            ),
+        ]
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_timed_out_last_attempt_fails_the_import(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool, vec![("CAPTURE_MAX_ATTEMPTS", "1".into())]).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    dispatched_long_ago(&app, &job.id).await;
+    sweep(&app).await;
+    let row = app.lifecycle(&job.id).await;
+    assert_eq!(row["status"], "2");
+    assert_eq!(row["errorMessage"], "Capture timed out");
+    assert_eq!(row["attempt"], 1);
+    assert_eq!(
+        history(&app, &job.id).await,
+        vec![(
+            1,
+            "create".into(),
+            tenant.subject.clone(),
+            true,
+            Some("timed_out".into()),
+            Some("Capture timed out".into())
+        )]
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_attempt_whose_message_was_never_accepted_by_sqs_never_times_out(pool: PgPool) {
+    // SQS is unreachable: the message stays in the outbox, undispatched.
+    let app = TestApp::spawn_with(
+        pool,
+        Options {
+            aws_endpoint: Some("http://127.0.0.1:9".into()),
+            env: vec![("CAPTURE_TIMEOUT_SECS", "1".into())],
+            ..Default::default()
+        },
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    sweep(&app).await;
+    let row = app.lifecycle(&id).await;
+    assert_eq!((row["status"].as_str(), row["attempt"].as_i64()), (Some("0"), Some(1)));
+    assert!(!history(&app, &id).await[0].3, "not dispatched");
+    assert!(app.outbox_len().await >= 1);
+}
+
+fn retryable(app: &TestApp, job: &Job, message: &str) -> Value {
+    let mut body = app.failed_body(job, message);
+    body["retryable"] = json!(true);
+    body
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_retryable_failure_with_attempts_left_starts_the_next_attempt_and_its_replay_is_answered(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let first = app.job(&tenant).await;
+    app.receive(&app.page_import_queue_url, 1).await;
+
+    let raw = serde_json::to_vec(&retryable(&app, &first, "Navigation timed out after 30 s")).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    let send = |msg_id: &'static str| {
+        let raw = raw.clone();
+        let app = &app;
+        async move { app.callback_with_id(raw, msg_id, now).await }
+    };
+    let answer = send("msg_retry_1").await;
+    assert_eq!(answer.status(), 200);
+    assert_eq!(
+        answer.json::<Value>().await.unwrap(),
+        json!({"status": "processing", "attempt": 2, "replayed": false})
+    );
+    let row = app.lifecycle(&first.id).await;
+    assert_eq!((row["status"].as_str(), row["attempt"].as_i64()), (Some("0"), Some(2)));
+    assert!(row["errorMessage"].is_null() && row["resultUrl"].is_null());
+    assert_eq!(row["updatedBy"], "system:capture-worker");
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(messages[0]["attempt"], 2);
+
+    // The exact replay (same webhook-id, same body) is answered, and starts nothing.
+    let replay = send("msg_retry_1").await;
+    assert_eq!(replay.status(), 200);
+    assert_eq!(
+        replay.json::<Value>().await.unwrap(),
+        json!({"status": "processing", "attempt": 2, "replayed": true})
+    );
+    // The same body under another webhook-id is an old attempt's callback.
+    expect_problem(send("msg_retry_other").await, 409, "fence_mismatch").await;
+    assert_eq!(app.lifecycle(&first.id).await["attempt"], 2);
+    assert_eq!(
+        history(&app, &first.id).await[0].4.as_deref(),
+        Some("retryable_failure")
+    );
+    assert_eq!(
+        history(&app, &first.id).await[0].5.as_deref(),
+        Some("Navigation timed out after 30 s")
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_retryable_failure_without_attempts_left_fails_the_import(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool, vec![("CAPTURE_MAX_ATTEMPTS", "1".into())]).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    let answer = app.callback(&retryable(&app, &job, "Connection refused")).await;
+    assert_eq!(answer.status(), 200);
+    assert_eq!(
+        answer.json::<Value>().await.unwrap(),
+        json!({"status": "failed", "replayed": false})
+    );
+    assert_eq!(app.lifecycle(&job.id).await["status"], "2");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn concurrent_replays_of_a_retryable_callback_start_one_attempt(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    for _ in 0..5 {
+        let job = app.job(&tenant).await;
+        let raw = serde_json::to_vec(&retryable(&app, &job, "reset")).unwrap();
+        let now = chrono::Utc::now().timestamp();
+        let answers =
+            futures::future::join_all((0..8).map(|_| app.callback_with_id(raw.clone(), "msg_same_callback", now)))
+                .await;
+        let mut fresh = 0;
+        for answer in answers {
+            assert_eq!(answer.status(), 200);
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(body["attempt"], 2);
+            fresh += usize::from(body["replayed"] == false);
+        }
+        assert_eq!(fresh, 1, "exactly one started the next attempt");
+        assert_eq!(app.lifecycle(&job.id).await["attempt"], 2);
+        assert_eq!(history(&app, &job.id).await.len(), 2);
+    }
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_late_callback_racing_the_sweeper_either_wins_or_changes_nothing(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    for _ in 0..6 {
+        let job = app.job(&tenant).await;
+        dispatched_long_ago(&app, &job.id).await;
+        let body = app.upload_capture(&job, manifest(&job)).await;
+        let (callback, ()) = tokio::join!(app.callback(&body), sweep(&app));
+        let row = app.lifecycle(&job.id).await;
+        match callback.status().as_u16() {
+            // The callback won: completed as attempt 1; the sweeper skipped it.
+            200 => assert_eq!((row["status"].as_str(), row["attempt"].as_i64()), (Some("1"), Some(1))),
+            // The sweeper won: attempt 2 runs and the callback changed nothing.
+            409 => {
+                assert_eq!((row["status"].as_str(), row["attempt"].as_i64()), (Some("0"), Some(2)));
+                assert!(row["captureHash"].is_null());
+            }
+            other => panic!("unexpected {other}"),
+        }
+    }
+}
