@@ -70,7 +70,7 @@ async fn a_failed_callback_stores_a_client_safe_message(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn retryable_is_accepted_on_failed_and_refused_on_completed(pool: PgPool) {
+async fn retryable_is_refused_on_completed(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
 
@@ -80,15 +80,6 @@ async fn retryable_is_accepted_on_failed_and_refused_on_completed(pool: PgPool) 
     let problem = expect_problem(app.callback(&completed).await, 422, "validation_failed").await;
     assert_eq!(problem["errors"][0]["field"], "retryable", "{problem}");
     assert_eq!(app.lifecycle(&job.id).await["status"], "0");
-
-    // Without attempts (issue 14) a retryable failure is recorded as a failure.
-    let mut failed = app.failed_body(&job, "The browser crashed during the capture");
-    failed["retryable"] = json!(true);
-    assert_eq!(
-        ack(app.callback(&failed).await).await,
-        json!({"status": "failed", "replayed": false})
-    );
-    assert_eq!(app.lifecycle(&job.id).await["status"], "2");
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
