@@ -72,13 +72,25 @@ fn none_match_names(header: &str, tag: &str) -> bool {
             .any(|t| t.strip_prefix("W/").unwrap_or(t) == tag)
 }
 
+/// One server-sent event of `/events`, as the OpenAPI document describes it.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct PageImportEvent {
+    /// `page_import` or `deleted`
+    event: String,
+    /// The resource's ETag (on `page_import` events)
+    id: Option<String>,
+    /// JSON: the resource, or `{"id"}` for `deleted`
+    data: String,
+}
+
 /// Follow one import: the current resource first, then every change, until
 /// it is `completed`, `failed` or deleted.
 #[utoipa::path(
     get, path = "/page-imports/{id}/events", operation_id = "followPageImport", tag = "page-imports",
     params(("id" = String, Path, description = "The import's id")),
     responses(
-        (status = 200, description = "`text/event-stream`: `event: page_import` (`id:` = the ETag, `data:` = the resource) on start and on every change; `event: deleted` (`data: {\"id\"}`) when deleted; `: keep-alive` every 15 s; ends after a terminal status or a delete", content_type = "text/event-stream", body = String),
+        (status = 200, description = "`text/event-stream`: `event: page_import` (`id:` = the ETag, `data:` = the resource) on start and on every change; `event: deleted` (`data: {\"id\"}`) when deleted; `: keep-alive` every 15 s; ends after a terminal status or a delete", content_type = "text/event-stream", body = PageImportEvent),
         (status = 401, body = Problem, content_type = "application/problem+json"),
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "EVENTS_MAX_STREAMS streams are open on this replica, or the database is unavailable", body = Problem, content_type = "application/problem+json"),

@@ -531,18 +531,34 @@ async fn concurrent_callbacks_make_exactly_one_transition(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn the_sweeper_fails_old_processing_rows_only(pool: PgPool) {
-    let app = TestApp::spawn_with_env(pool, vec![("CAPTURE_TIMEOUT_SECS", "600".into())]).await;
+async fn the_sweeper_fails_old_dispatched_attempts_only(pool: PgPool) {
+    let app = TestApp::spawn_with_env(
+        pool,
+        vec![
+            ("CAPTURE_TIMEOUT_SECS", "600".into()),
+            ("CAPTURE_MAX_ATTEMPTS", "1".into()),
+        ],
+    )
+    .await;
     let tenant = app.tenant().await;
     let old = app.job(&tenant).await;
     let fresh = app.job(&tenant).await;
     let done = app.job(&tenant).await;
     app.callback(&app.failed_body(&done, "boom")).await;
-    sqlx::query("update page_import set created_at = now() - interval '601 seconds' where id = any($1)")
-        .bind(vec![old.id.clone(), done.id.clone()])
-        .execute(&app.pool)
-        .await
-        .unwrap();
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || async {
+            app.outbox_len().await == 0
+        })
+        .await,
+        "all three messages were accepted by SQS"
+    );
+    sqlx::query(
+        "update page_import_attempt set dispatched_at = now() - interval '601 seconds' where page_import_id = any($1)",
+    )
+    .bind(vec![old.id.clone(), done.id.clone()])
+    .execute(&app.pool)
+    .await
+    .unwrap();
 
     let swept = page_import::jobs::sweep_once(&app.state).await.unwrap();
     assert_eq!(swept, 1);
