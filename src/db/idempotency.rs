@@ -28,7 +28,8 @@ pub enum Claim {
 #[derive(Debug, Clone)]
 pub struct IdempotencyKey {
     pub subject: String,
-    pub route: &'static str,
+    /// `POST /page-imports`, or `retry:{id}` for a retry (scoped to the import).
+    pub route: std::borrow::Cow<'static, str>,
     pub key: String,
 }
 
@@ -50,7 +51,7 @@ pub async fn claim(conn: &mut PgConnection, key: &IdempotencyKey, request_hash: 
         returning true as "owned!"
         "#,
         key.subject,
-        key.route,
+        key.route.as_ref(),
         key.key,
         request_hash,
         KEY_TTL_HOURS,
@@ -68,7 +69,7 @@ pub async fn claim(conn: &mut PgConnection, key: &IdempotencyKey, request_hash: 
         where subject = $1 and route = $2 and key = $3
         "#,
         key.subject,
-        key.route,
+        key.route.as_ref(),
         key.key,
     )
     .fetch_optional(conn)
@@ -103,7 +104,7 @@ pub async fn complete(
         where subject = $1 and route = $2 and key = $3
         "#,
         key.subject,
-        key.route,
+        key.route.as_ref(),
         key.key,
         status,
         location,
@@ -122,7 +123,7 @@ pub async fn release(conn: &mut PgConnection, key: &IdempotencyKey) -> sqlx::Res
         where subject = $1 and route = $2 and key = $3 and response_status is null
         "#,
         key.subject,
-        key.route,
+        key.route.as_ref(),
         key.key,
     )
     .execute(conn)

@@ -21,7 +21,7 @@ pub async fn run<F, Fut>(
     actor: &Actor,
     headers: &HeaderMap,
     raw_body: &[u8],
-    route: &'static str,
+    route: impl Into<std::borrow::Cow<'static, str>>,
     work: F,
 ) -> Result<Response, ApiError>
 where
@@ -33,7 +33,7 @@ where
     };
     let key = IdempotencyKey {
         subject: actor.subject.clone(),
-        route,
+        route: route.into(),
         key,
     };
     let request_hash = hex::encode(Sha256::digest(raw_body));

@@ -5,6 +5,7 @@ pub mod events;
 pub mod idempotent;
 pub mod ops;
 pub mod page_imports;
+pub mod retry;
 pub mod webhooks;
 
 use axum::body::Bytes;

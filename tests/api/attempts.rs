@@ -288,3 +288,114 @@ async fn a_late_callback_racing_the_sweeper_either_wins_or_changes_nothing(pool:
         }
     }
 }
+
+async fn retry_request(app: &TestApp, id: &str, token: &str, key: Option<&str>) -> reqwest::Response {
+    let mut request = app
+        .http
+        .post(app.url(&format!("/page-imports/{id}/retry")))
+        .bearer_auth(token);
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    request.send().await.unwrap()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_failed_import_is_retried_by_its_user_as_the_next_attempt(pool: PgPool) {
+    // A manual retry is not limited by CAPTURE_MAX_ATTEMPTS.
+    let app = TestApp::spawn_with_env(pool, vec![("CAPTURE_MAX_ATTEMPTS", "1".into())]).await;
+    let tenant = app.tenant().await;
+    let first = app.job(&tenant).await;
+    app.receive(&app.page_import_queue_url, 1).await;
+    let mut failed = app.failed_body(&first, "The page answered HTTP 503");
+    failed["resultUrl"] = json!(app.artifact_url(&first, "failure.json"));
+    assert_eq!(app.callback(&failed).await.status(), 200);
+
+    let answer = retry_request(&app, &first.id, &tenant.token, Some("retry-1")).await;
+    assert_eq!(answer.status(), 202);
+    assert_eq!(
+        answer.headers()["location"],
+        format!("/page-imports/{}", first.id).as_str()
+    );
+    let resource: Value = answer.json().await.unwrap();
+    assert_eq!(
+        (resource["status"].as_str(), resource["attempt"].as_i64()),
+        (Some("processing"), Some(2))
+    );
+    for cleared in ["resultUrl", "captureHash", "screenshotUrl", "errorMessage"] {
+        assert!(resource[cleared].is_null(), "{cleared}: {resource}");
+    }
+    assert!(resource.get("nonce").is_none());
+    let row = app.lifecycle(&first.id).await;
+    assert_eq!(row["updatedBy"], tenant.subject.as_str());
+    let second = current_job(&app, &first.id).await;
+    assert_ne!(second.nonce, first.nonce);
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(
+        (messages[0]["attempt"].as_i64(), messages[0]["nonce"].as_str()),
+        (Some(2), Some(second.nonce.as_str()))
+    );
+
+    // The same key replays the first answer and starts nothing more.
+    let replay = retry_request(&app, &first.id, &tenant.token, Some("retry-1")).await;
+    assert_eq!(replay.status(), 202);
+    assert_eq!(replay.headers()["idempotent-replayed"], "true");
+    assert_eq!(replay.json::<Value>().await.unwrap()["attempt"], 2);
+    assert_eq!(app.lifecycle(&first.id).await["attempt"], 2);
+
+    let h = history(&app, &first.id).await;
+    assert_eq!(h.len(), 2);
+    assert_eq!((h[1].1.as_str(), h[1].2.as_str()), ("manual", tenant.subject.as_str()));
+    assert_eq!(h[0].4.as_deref(), Some("failed"));
+    assert_eq!(h[0].5.as_deref(), Some("The page answered HTTP 503"));
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn only_a_failed_import_can_be_retried_and_only_by_who_sees_it(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let stranger = app.tenant().await;
+    let processing = app.job(&tenant).await;
+    let problem = expect_problem(
+        retry_request(&app, &processing.id, &tenant.token, None).await,
+        409,
+        "not_retryable",
+    )
+    .await;
+    assert!(problem["detail"].as_str().unwrap().contains("processing"), "{problem}");
+
+    let completed = app.job(&tenant).await;
+    let body = app.upload_capture(&completed, manifest(&completed)).await;
+    assert_eq!(app.callback(&body).await.status(), 200);
+    let problem = expect_problem(
+        retry_request(&app, &completed.id, &tenant.token, None).await,
+        409,
+        "not_retryable",
+    )
+    .await;
+    assert!(problem["detail"].as_str().unwrap().contains("completed"), "{problem}");
+    assert_eq!(app.lifecycle(&completed.id).await["attempt"], 1);
+
+    let failed = app.job(&tenant).await;
+    assert_eq!(app.callback(&app.failed_body(&failed, "boom")).await.status(), 200);
+    expect_problem(
+        retry_request(&app, &failed.id, &stranger.token, None).await,
+        404,
+        "not_found",
+    )
+    .await;
+    expect_problem(
+        retry_request(&app, "0193ffff-0000-7000-8000-000000000000", &tenant.token, None).await,
+        404,
+        "not_found",
+    )
+    .await;
+    let anonymous = app
+        .http
+        .post(app.url(&format!("/page-imports/{}/retry", failed.id)))
+        .send()
+        .await
+        .unwrap();
+    expect_problem(anonymous, 401, "unauthorized").await;
+    assert_eq!(app.lifecycle(&failed.id).await["status"], "2", "nothing changed");
+}
