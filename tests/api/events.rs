@@ -284,20 +284,8 @@ async fn a_change_committed_by_another_replica_reaches_the_stream(pool: PgPool) 
 async fn a_stream_open_across_a_database_restart_still_sees_the_next_change(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let cluster = PrivateCluster::start();
-    let setup = PgPool::connect(&cluster.url()).await.unwrap();
-    page_import::MIGRATOR.run(&setup).await.unwrap();
     let subject = "restart-user";
-    let (org, project): (i64, i64) = sqlx::query_as(
-        "with o as (insert into organization (name) values ('o') returning id),
-              p as (insert into project (organization_id, name) select id, 'p' from o returning id, organization_id),
-              m as (insert into organization_member (organization_id, subject) select organization_id, $1 from p)
-         select organization_id, id from p",
-    )
-    .bind(subject)
-    .fetch_one(&setup)
-    .await
-    .unwrap();
-    setup.close().await;
+    let (org, project) = cluster.migrate_and_seed(subject).await;
     let service = ServiceProcess::start(&app, &cluster.url(), &[]);
     let token = token_for(subject);
     let tenant = Tenant {

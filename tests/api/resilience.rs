@@ -191,20 +191,8 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
 async fn a_database_outage_is_503_and_the_process_recovers(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let cluster = PrivateCluster::start();
-    let setup = PgPool::connect(&cluster.url()).await.unwrap();
-    page_import::MIGRATOR.run(&setup).await.unwrap();
     let subject = "outage-user";
-    let (org, project): (i64, i64) = sqlx::query_as(
-        "with o as (insert into organization (name) values ('o') returning id),
-              p as (insert into project (organization_id, name) select id, 'p' from o returning id, organization_id),
-              m as (insert into organization_member (organization_id, subject) select organization_id, $1 from p)
-         select organization_id, id from p",
-    )
-    .bind(subject)
-    .fetch_one(&setup)
-    .await
-    .unwrap();
-    setup.close().await;
+    let (org, project) = cluster.migrate_and_seed(subject).await;
     let service = ServiceProcess::start(&app, &cluster.url(), &[("REQUEST_TIMEOUT_MS", "8000")]);
     let token = token_for(subject);
     let list = service.url(&format!("/page-imports?organizationId={org}&projectId={project}"));

@@ -304,16 +304,7 @@ impl WorkerProcess {
     }
 
     fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::process::wait_exit(&mut self.child, timeout)
     }
 }
 

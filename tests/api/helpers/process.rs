@@ -105,16 +105,22 @@ impl ServiceProcess {
 
     /// Waits for the process to exit and returns its exit code.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status.code();
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        wait_exit(&mut self.child, timeout)
+    }
+}
+
+/// Waits (blocking) for `child` to exit and returns its exit code, or
+/// `None` after `timeout`.
+pub fn wait_exit(child: &mut Child, timeout: Duration) -> Option<i32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
         }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -184,6 +190,25 @@ impl PrivateCluster {
 
     pub fn url(&self) -> String {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Migrates the cluster's database and seeds one organization, project
+    /// and member `subject`; returns `(organization_id, project_id)`.
+    pub async fn migrate_and_seed(&self, subject: &str) -> (i64, i64) {
+        let setup = PgPool::connect(&self.url()).await.unwrap();
+        page_import::MIGRATOR.run(&setup).await.unwrap();
+        let ids = sqlx::query_as(
+            "with o as (insert into organization (name) values ('o') returning id),
+                  p as (insert into project (organization_id, name) select id, 'p' from o returning id, organization_id),
+                  m as (insert into organization_member (organization_id, subject) select organization_id, $1 from p)
+             select organization_id, id from p",
+        )
+        .bind(subject)
+        .fetch_one(&setup)
+        .await
+        .unwrap();
+        setup.close().await;
+        ids
     }
 
     /// Stops the server immediately (connections are cut).
