@@ -60,7 +60,10 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
             from sent
             where sent.queue = 'page_import'
               and a.page_import_id = split_part(sent.deduplication_id, ':', 1)
-              and a.attempt = split_part(sent.deduplication_id, ':', 2)::int
+              -- A row written by hand (or by an older release) may carry
+              -- another id; it stamps nothing rather than failing the delete.
+              and a.attempt = case when split_part(sent.deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
+                                   then split_part(sent.deduplication_id, ':', 2)::int end
               and a.dispatched_at is null
         )
         select count(*) as "deleted!" from sent

@@ -185,6 +185,30 @@ async fn a_message_left_behind_by_a_crash_is_relayed(pool: PgPool) {
     assert!(eventually(Duration::from_secs(5), || async { app.outbox_len().await == 0 }).await);
 }
 
+/// Publishing stamps the capture attempt named by `{id}:{attempt}`; a row
+/// whose deduplication id names none is still published and deleted.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_message_naming_no_attempt_is_still_deleted_once_published(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    // An attempt row exists, so the stamping join has something to compare.
+    let tenant = app.tenant().await;
+    app.create_import(&tenant).await;
+    app.receive(&app.page_import_queue_url, 1).await;
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         values ('page_import', '{\"legacy\":1}', '1', 'legacy', now() - interval '1 second'),
+                ('page_import', '{\"legacy\":2}', '1', 'x:not-a-number', now() - interval '1 second')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(app.receive(&app.page_import_queue_url, 2).await.len(), 2);
+    assert!(
+        eventually(Duration::from_secs(5), || async { app.outbox_len().await == 0 }).await,
+        "published messages must leave the outbox"
+    );
+}
+
 /// Two replicas relaying the same outbox publish each message once.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn two_relays_publish_each_message_once(pool: PgPool) {
