@@ -210,9 +210,11 @@ pub async fn create(
     headers: HeaderMap,
     body: ApiJson<CreatePageImport>,
 ) -> Result<Response, ApiError> {
-    let request = validate(&state, body.value).await?;
-    idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| {
-        create_inner(&state, &actor, request, key)
+    // The key first: a repeat of an accepted request replays its answer even
+    // where validation (a DNS answer, say) would now refuse it.
+    idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| async {
+        let request = validate(&state, body.value).await?;
+        create_inner(&state, &actor, request, key).await
     })
     .await
 }

@@ -54,3 +54,43 @@ async fn names_resolving_to_non_public_addresses_are_422(pool: PgPool) {
         .unwrap();
     assert_eq!(rows, 1);
 }
+
+/// A repeat with the same Idempotency-Key and body replays the first answer
+/// even where the DNS check would now refuse it (here: another replica whose
+/// resolver answers a private address for the same name).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_idempotent_replay_is_answered_before_validation(pool: PgPool) {
+    let public = DnsResponder::start(&[("shop.example.com", &["93.184.216.34"])]).await;
+    let private = DnsResponder::start(&[("shop.example.com", &["10.0.0.5"])]).await;
+    let env = |dns: &DnsResponder| {
+        vec![
+            ("SOURCE_URL_DNS_CHECK", "true".to_owned()),
+            ("DNS_NAMESERVERS", dns.addr.to_string()),
+        ]
+    };
+    let first = TestApp::spawn_with_env(pool.clone(), env(&public)).await;
+    let second = TestApp::spawn_with_env(pool, env(&private)).await;
+    let tenant = first.tenant().await;
+    let mut body = import_body(&tenant);
+    body["sourceUrl"] = json!("https://shop.example.com/");
+    let send = |app: &TestApp, key: &'static str| {
+        app.http
+            .post(app.url("/page-imports"))
+            .bearer_auth(&tenant.token)
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let created = send(&first, "k-1").await.unwrap();
+    assert_eq!(created.status(), 202);
+    let created: serde_json::Value = created.json().await.unwrap();
+
+    let replay = send(&second, "k-1").await.unwrap();
+    assert_eq!(replay.status(), 202);
+    assert_eq!(replay.headers()["idempotent-replayed"], "true");
+    assert_eq!(replay.json::<serde_json::Value>().await.unwrap()["id"], created["id"]);
+
+    // The same body under a new key is validated, and refused there.
+    let problem = expect_problem(send(&second, "k-2").await.unwrap(), 422, "validation_failed").await;
+    assert_eq!(problem["errors"][0]["code"], "non_public_address");
+}
