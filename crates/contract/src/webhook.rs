@@ -233,6 +233,29 @@ mod tests {
         }
 
         #[test]
+        fn any_timestamp_and_clock_are_judged_without_overflow(ts in any::<i64>(), now in any::<i64>()) {
+            let secrets = WebhookSecrets::parse(REFERENCE[0].0).unwrap();
+            let sig = secrets.primary().sign("msg", ts, b"{}");
+            let result = secrets.verify(Some("msg"), Some(&ts.to_string()), Some(&sig), b"{}", now);
+            if now.abs_diff(ts) > TOLERANCE_SECS as u64 {
+                prop_assert_eq!(result, Err(SignatureError::Stale));
+            } else {
+                prop_assert_eq!(result, Ok(()));
+            }
+        }
+
+        #[test]
+        fn extreme_timestamps_are_stale(edge in prop_oneof![Just(i64::MIN), Just(i64::MAX)], now in any::<i64>()) {
+            prop_assume!(now.abs_diff(edge) > TOLERANCE_SECS as u64);
+            let secrets = WebhookSecrets::parse(REFERENCE[0].0).unwrap();
+            let sig = secrets.primary().sign("msg", edge, b"{}");
+            prop_assert_eq!(
+                secrets.verify(Some("msg"), Some(&edge.to_string()), Some(&sig), b"{}", now),
+                Err(SignatureError::Stale)
+            );
+        }
+
+        #[test]
         fn signed_messages_verify(id in "[a-z0-9_]{1,30}", body in proptest::collection::vec(any::<u8>(), 0..256), ts in 0i64..4_000_000_000) {
             let secrets = WebhookSecrets::parse(REFERENCE[1].0).unwrap();
             let sig = secrets.primary().sign(&id, ts, &body);
