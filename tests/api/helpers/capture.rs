@@ -3,7 +3,6 @@
 //! their own, because source URLs may only use ports 80 and 443.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -16,7 +15,7 @@ use axum::http::{header, Request, Response, StatusCode};
 use rand::Rng;
 use serde_json::Value;
 
-use super::{aws_endpoint, Tenant, TestApp, WEBHOOK_SECRET};
+use super::{Tenant, TestApp};
 
 /// Browser tests run one at a time: each starts a Chromium of its own, and
 /// the machine has two cores.
@@ -215,12 +214,6 @@ impl WorkerProcess {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("PAGE_IMPORT_QUEUE_URL", &app.page_import_queue_url)
             .env("ARTIFACT_BUCKET", &app.bucket)
-            .env("AWS_ENDPOINT_URL", aws_endpoint())
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("S3_FORCE_PATH_STYLE", "true")
-            .env("WEBHOOK_SECRET", WEBHOOK_SECRET)
             .env("EGRESS_ALLOW", allow)
             .env("CAPTURE_NAVIGATION_TIMEOUT_SECS", "15")
             .env("CAPTURE_READY_TIMEOUT_SECS", "5")
@@ -229,21 +222,14 @@ impl WorkerProcess {
             .env("RUST_LOG", "info,capture_worker=debug")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        super::process::worker_side_env(&mut command);
         if let Ok(chromium) = std::env::var("CHROMIUM_PATH") {
             command.env("CHROMIUM_PATH", chromium);
         }
         for (k, v) in extra_env {
             command.env(k, v);
         }
-        let mut child = command.spawn().expect("start capture-worker");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
+        let (child, log) = super::process::spawn_logged(&mut command, "capture-worker");
         let mut worker = Self { child, log };
         let started = Instant::now();
         while !worker.log_text().contains("capture worker started") {

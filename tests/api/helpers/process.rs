@@ -18,6 +18,33 @@ pub struct ServiceProcess {
     pub log: Arc<Mutex<Vec<String>>>,
 }
 
+/// What a child process needs to reach the emulator and sign or verify
+/// callbacks: the AWS settings and the test webhook secret.
+pub fn worker_side_env(command: &mut Command) {
+    command
+        .env("AWS_ENDPOINT_URL", super::aws_endpoint())
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("S3_FORCE_PATH_STYLE", "true")
+        .env("WEBHOOK_SECRET", WEBHOOK_SECRET);
+}
+
+/// Spawns `command` (stderr piped) and collects every line it writes to
+/// stderr.
+pub fn spawn_logged(command: &mut Command, what: &str) -> (Child, Arc<Mutex<Vec<String>>>) {
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
+    let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    (child, log)
+}
+
 /// The URL of the database behind `pool` (a `#[sqlx::test]` database).
 pub fn database_url_of(pool: &PgPool) -> String {
     let base = url::Url::parse(&std::env::var("DATABASE_URL").expect("DATABASE_URL")).unwrap();
@@ -40,12 +67,6 @@ impl ServiceProcess {
             .env("PAGE_IMPORT_QUEUE_URL", &app.page_import_queue_url)
             .env("CODE2DES_QUEUE_URL", &app.code2des_queue_url)
             .env("ARTIFACT_BUCKET", &app.bucket)
-            .env("AWS_ENDPOINT_URL", super::aws_endpoint())
-            .env("AWS_REGION", "us-east-1")
-            .env("AWS_ACCESS_KEY_ID", "test")
-            .env("AWS_SECRET_ACCESS_KEY", "test")
-            .env("S3_FORCE_PATH_STYLE", "true")
-            .env("WEBHOOK_SECRET", WEBHOOK_SECRET)
             .env("AUTH_JWKS_URL", format!("file://{}", repo_path("dev/jwks.json")))
             .env("AUTH_ISSUER", ISSUER)
             .env("AUTH_AUDIENCE", AUDIENCE)
@@ -55,18 +76,11 @@ impl ServiceProcess {
             .env("RUST_LOG", "debug")
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        worker_side_env(&mut command);
         for (k, v) in extra_env {
             command.env(k, v);
         }
-        let mut child = command.spawn().expect("start page-import");
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                sink.lock().unwrap().push(line);
-            }
-        });
+        let (child, log) = spawn_logged(&mut command, "page-import");
         let deadline = Instant::now() + Duration::from_secs(15);
         let addr = loop {
             let found = log.lock().unwrap().iter().find_map(|line| {
