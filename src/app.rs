@@ -56,6 +56,8 @@ pub struct Shared {
     pub creates: coalesce::Creates,
     /// Open `/events` streams and the change notifications they wait for.
     pub events: Arc<Events>,
+    /// Which supervised background tasks are running (`/readyz`).
+    pub tasks: Arc<crate::supervisor::Tasks>,
 }
 
 impl Shared {
@@ -134,6 +136,7 @@ impl AppState {
         let events = Events::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             events,
+            tasks: Arc::default(),
             reads,
             creates,
             config: Arc::new(config),

@@ -60,6 +60,12 @@ pub enum ApiError {
     Timeout,
     #[error("too many event streams")]
     TooManyStreams,
+    /// The queue of requests waiting for a database statement is full.
+    #[error("overloaded")]
+    Overloaded,
+    /// Readiness: supervised background tasks that are down.
+    #[error("background tasks down: {0:?}")]
+    TasksDown(Vec<&'static str>),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -101,7 +107,9 @@ impl ApiError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Validation(_) | Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams | Self::Overloaded | Self::TasksDown(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -120,6 +128,8 @@ impl ApiError {
             Self::Unavailable(_) => "dependency_unavailable",
             Self::Timeout => "request_timeout",
             Self::TooManyStreams => "too_many_streams",
+            Self::Overloaded => "overloaded",
+            Self::TasksDown(_) => "background_task_down",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -139,6 +149,10 @@ impl ApiError {
             Self::Unavailable(what) => format!("The {what} is unavailable; retry later."),
             Self::Timeout => "The request took too long; retry later.".into(),
             Self::TooManyStreams => "This replica has as many open event streams as it serves; retry later.".into(),
+            Self::Overloaded => {
+                "This replica has as many requests waiting for the database as it queues; retry shortly.".into()
+            }
+            Self::TasksDown(tasks) => format!("Background tasks are not running: {}.", tasks.join(", ")),
             Self::Internal(_) => "An internal error occurred.".into(),
         }
     }
@@ -187,8 +201,11 @@ impl IntoResponse for ApiError {
             Self::Unauthorized { .. } => {
                 headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams => {
+            Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams | Self::TasksDown(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            Self::Overloaded => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             Self::Conflict {
                 code: "idempotency_key_in_flight",

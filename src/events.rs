@@ -86,18 +86,17 @@ impl Events {
 
     /// The process's one listening connection, until `shutdown`.
     pub async fn listen(self: Arc<Self>, pool: PgPool, shutdown: CancellationToken) {
-        let mut first = true;
         loop {
             let mut listener = tokio::select! {
                 () = shutdown.cancelled() => return,
                 listener = connect(&pool) => listener,
             };
-            if !first {
-                // Whatever changed while we were not listening is re-read.
-                tracing::info!("change listener reconnected; streams re-read their rows");
+            // Whatever changed while nobody listened (a lost connection, a
+            // restart after a panic) is re-read by every open stream.
+            if !self.watchers.lock().expect("events lock").is_empty() {
+                tracing::info!("change listener (re)connected; streams re-read their rows");
                 self.changed_all();
             }
-            first = false;
             loop {
                 let received = tokio::select! {
                     () = shutdown.cancelled() => return,

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -11,6 +13,7 @@ use crate::app::AppState;
 use crate::attempts;
 use crate::db;
 use crate::db::page_import::ResumeFrom;
+use crate::supervisor;
 
 /// The backend actor of the sweeper's transitions.
 pub const SWEEPER: &str = "system:sweeper";
@@ -23,13 +26,43 @@ const SWEEP_BATCH: i64 = 500;
 /// every tick instead.
 const BACKLOG_EVERY: Duration = Duration::from_secs(15);
 
+/// Starts every background task under supervision (`supervisor.rs`): a
+/// panicking task is restarted, and `/readyz` reports it while it is down.
 pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandle<()>> {
+    let backoff = (supervisor::RESTART_MIN, supervisor::RESTART_MAX);
+    let supervise = |name, make| {
+        supervisor::supervise(
+            state.tasks.clone(),
+            state.metrics.clone(),
+            name,
+            shutdown.clone(),
+            backoff,
+            make,
+        )
+    };
     vec![
-        tokio::spawn(relay(state.clone(), shutdown.clone())),
-        tokio::spawn(state.events.clone().listen(state.pool.clone(), shutdown.clone())),
-        tokio::spawn(sweeper(state.clone(), shutdown)),
+        supervise("relay", {
+            let (state, shutdown) = (state.clone(), shutdown.clone());
+            Box::new(move || relay(state.clone(), shutdown.clone()).boxed()) as Task
+        }),
+        supervise("events_listener", {
+            let (state, shutdown) = (state.clone(), shutdown.clone());
+            Box::new(move || {
+                state
+                    .events
+                    .clone()
+                    .listen(state.pool.clone(), shutdown.clone())
+                    .boxed()
+            })
+        }),
+        supervise("sweeper", {
+            let (state, shutdown) = (state.clone(), shutdown.clone());
+            Box::new(move || sweeper(state.clone(), shutdown.clone()).boxed())
+        }),
     ]
 }
+
+type Task = Box<dyn Fn() -> BoxFuture<'static, ()> + Send>;
 
 /// Sleeps for `period`, or returns `false` at once when shutting down.
 async fn tick(shutdown: &CancellationToken, period: Duration) -> bool {
@@ -41,16 +74,20 @@ async fn tick(shutdown: &CancellationToken, period: Duration) -> bool {
 
 async fn relay(state: AppState, shutdown: CancellationToken) {
     let mut counted = None;
-    while tick(&shutdown, state.config.outbox_relay_interval).await {
+    loop {
+        // The next tick, or sooner when SQS is back and waiting messages were made due.
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(state.config.outbox_relay_interval) => {}
+            () = state.publisher.due_now() => {}
+        }
         // Drain while there is work, then wait for the next tick.
         loop {
             match state.publisher.relay_once().await {
                 Ok(0) => break,
                 Ok(n) => tracing::info!(published = n, "outbox relay published"),
-                Err(err) => {
-                    tracing::warn!(error = %err, "outbox relay pass failed");
-                    break;
-                }
+                // Logged and counted where it happened (`queue::relay_error`).
+                Err(_) => break,
             }
             if shutdown.is_cancelled() {
                 return;

@@ -88,8 +88,20 @@ impl Metrics {
         metrics::counter!("outbox_publish_deferred_total", "reason" => reason).increment(n);
     }
 
-    pub fn sqs_circuit_open(&self, open: bool) {
-        metrics::gauge!("sqs_publish_circuit_open").set(if open { 1.0 } else { 0.0 });
+    pub fn sqs_circuit_open(&self, queue: &'static str, open: bool) {
+        metrics::gauge!("sqs_publish_circuit_open", "queue" => queue).set(if open { 1.0 } else { 0.0 });
+    }
+
+    /// Errors of the publishing machinery by stage: `claim`, `send`,
+    /// `delete`, `reschedule`, `extend_lease`, `make_due`.
+    pub fn outbox_relay_error(&self, stage: &'static str) {
+        metrics::counter!("outbox_relay_errors_total", "stage" => stage).increment(1);
+    }
+
+    /// Messages SQS accepted more than once (a failed delete after a send,
+    /// or another publisher that published them first).
+    pub fn outbox_duplicate_publishes(&self, queue: &str, n: u64) {
+        metrics::counter!("outbox_duplicate_publishes_total", "queue" => queue.to_owned()).increment(n);
     }
 
     pub fn outbox_oldest_age(&self, seconds: f64) {
@@ -111,5 +123,14 @@ impl Metrics {
 
     pub fn sweeper_failed_imports(&self, n: u64) {
         metrics::counter!("sweeper_timed_out_total").increment(n);
+    }
+
+    /// 1 while a supervised background task runs, 0 while it waits to restart.
+    pub fn task_up(&self, task: &'static str, up: bool) {
+        metrics::gauge!("background_task_up", "task" => task).set(if up { 1.0 } else { 0.0 });
+    }
+
+    pub fn task_restarted(&self, task: &'static str) {
+        metrics::counter!("background_task_restarts_total", "task" => task).increment(1);
     }
 }

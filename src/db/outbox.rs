@@ -20,22 +20,29 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-/// Claims up to `limit` due messages for `lease`, skipping rows another
-/// replica is claiming right now.
+/// Claims up to `limit` due messages for `lease`, earliest due first,
+/// skipping rows another replica is claiming right now. The inner select is
+/// one range scan of `outbox_message_due_idx` that stops after `limit` rows,
+/// and the update probes the primary key once per claimed row: the cost does
+/// not grow with the backlog (`bench/claim.py`). Claiming clears `deferred`,
+/// so the row is never made due under its publisher (`make_due`).
 pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
     sqlx::query_as!(
         OutboxMessage,
         r#"
-        update outbox_message o
-        set available_at = now() + make_interval(secs => $2::bigint / 1000.0),
-            attempts = o.attempts + 1
-        where o.id in (
+        with due as materialized (
             select id from outbox_message
             where available_at <= now()
-            order by id
+            order by available_at, id
             limit $1
             for update skip locked
         )
+        update outbox_message o
+        set available_at = now() + make_interval(secs => $2::bigint / 1000.0),
+            attempts = o.attempts + 1,
+            deferred = false
+        from due
+        where o.id = due.id
         returning o.id, o.queue, o.body, o.message_group_id, o.deduplication_id, o.attempts
         "#,
         limit,
@@ -43,6 +50,54 @@ pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> 
     )
     .fetch_all(conn)
     .await
+}
+
+/// Pushes the leases of messages still being published further out, so a
+/// slow send does not let another publisher take them (and publish them a
+/// second time). A row is extended only while it is still this publisher's:
+/// claimed `attempts` times, as it was when this publisher took it.
+pub async fn extend_leases(conn: &mut PgConnection, held: &[(i64, i32)], lease: Duration) -> sqlx::Result<u64> {
+    let ids: Vec<i64> = held.iter().map(|h| h.0).collect();
+    let attempts: Vec<i32> = held.iter().map(|h| h.1).collect();
+    let extended = sqlx::query!(
+        r#"
+        update outbox_message o
+        set available_at = now() + make_interval(secs => $3::bigint / 1000.0)
+        from unnest($1::int8[], $2::int4[]) as h(id, attempts)
+        where o.id = h.id and o.attempts = h.attempts
+        "#,
+        &ids,
+        &attempts,
+        millis(lease),
+    )
+    .execute(conn)
+    .await?;
+    Ok(extended.rows_affected())
+}
+
+/// SQS takes messages again: every message of `queue` waiting out a backoff,
+/// and the given ones still under their writer's first lease (`attempts` 0:
+/// no relay has claimed them), become due now instead of at the end of their
+/// wait. A row some publisher holds right now is neither (a claim clears
+/// `deferred` and counts an attempt), so nothing is published twice.
+pub async fn make_due(conn: &mut PgConnection, queue: &str, unclaimed: &[i64]) -> sqlx::Result<u64> {
+    let made = sqlx::query!(
+        r#"
+        update outbox_message
+        set available_at = now(), deferred = false
+        where id in (
+            select id from outbox_message where queue = $1 and deferred
+            union
+            select id from outbox_message where id = any($2) and attempts = 0
+        )
+        and available_at > now()
+        "#,
+        queue,
+        unclaimed,
+    )
+    .execute(conn)
+    .await?;
+    Ok(made.rows_affected())
 }
 
 /// Removes messages SQS has accepted, and starts the clock of the capture
@@ -76,7 +131,8 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
 }
 
 /// Schedules another try for each message after its own delay, keeping its
-/// last error for operators: one statement for the whole failed batch.
+/// last error for operators: one statement for the whole failed batch. The
+/// rows are `deferred`: `make_due` ends their wait once SQS takes messages.
 pub async fn reschedule(conn: &mut PgConnection, retries: &[(i64, Duration, &str)]) -> sqlx::Result<()> {
     let ids: Vec<i64> = retries.iter().map(|r| r.0).collect();
     let delays: Vec<i64> = retries.iter().map(|r| millis(r.1)).collect();
@@ -85,7 +141,8 @@ pub async fn reschedule(conn: &mut PgConnection, retries: &[(i64, Duration, &str
         r#"
         update outbox_message o
         set available_at = now() + make_interval(secs => r.delay_ms / 1000.0),
-            last_error = left(r.error, 1000)
+            last_error = left(r.error, 1000),
+            deferred = true
         from unnest($1::int8[], $2::int8[], $3::text[]) as r(id, delay_ms, error)
         where o.id = r.id
         "#,

@@ -20,12 +20,16 @@ pub async fn healthz() -> Json<Status> {
     Json(Status { status: "ok" })
 }
 
-/// The database answers; 503 when it does not.
+/// The database answers and every background task runs; 503 when not.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz", responses(
     (status = 200, body = Status),
     (status = 503, body = Problem, content_type = "application/problem+json"),
 ))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
+    let dead = state.tasks.dead();
+    if !dead.is_empty() {
+        return Err(ApiError::TasksDown(dead));
+    }
     let check = async {
         let mut conn = state.pool.acquire().await?;
         sqlx::query_scalar!("select 1 as \"one!\"").fetch_one(&mut *conn).await

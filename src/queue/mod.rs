@@ -1,17 +1,26 @@
 //! Publishing outbox messages to SQS: straight after commit, and by the relay
 //! for whatever is left (SQS outage, crash after commit).
+//!
+//! Each queue is a `Lane` with its own circuit breaker, so one queue's
+//! outage does not pause the other's publishing. While a message is being
+//! sent its lease is held (`hold_leases`), however long the send takes, so
+//! no other publisher takes it meanwhile. When SQS takes a queue's messages
+//! again (its breaker closes, a relay batch gets through), the messages that
+//! were left waiting become due at once (`release_deferred`).
 
 mod breaker;
 pub mod messages;
 
-use std::time::Duration;
-
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use futures::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, Notify, Semaphore};
 
 use crate::db::outbox::{self, OutboxMessage};
 use crate::telemetry::Throttle;
@@ -25,10 +34,14 @@ const MAX_BATCHES_IN_FLIGHT: usize = 4;
 const AFTER_COMMIT_QUEUE: usize = 4096;
 /// One "SQS publish failed" line per period; `suppressed` counts the rest.
 const FAILURE_LOG_PERIOD: Duration = Duration::from_secs(10);
-/// Failed SendMessageBatch calls in a row that pause after-commit publishing.
+/// Failed SendMessageBatch calls in a row that pause a queue's after-commit publishing.
 const BREAKER_THRESHOLD: u32 = 3;
 /// While paused, one after-commit batch per this period probes SQS.
 const BREAKER_COOLDOWN: Duration = Duration::from_secs(1);
+/// Ids of messages left to the relay that a lane remembers, to make them due
+/// when SQS is back. Past this many (a long outage under load) the oldest are
+/// forgotten: the relay still takes them when their lease runs out.
+const DEFERRED_REMEMBERED: usize = 100_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueName {
@@ -37,11 +50,18 @@ pub enum QueueName {
 }
 
 impl QueueName {
+    pub const ALL: [Self; 2] = [Self::PageImport, Self::Code2Des];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::PageImport => "page_import",
             Self::Code2Des => "code2des",
         }
+    }
+
+    /// The `outbox_message.queue` value back as a name.
+    pub fn parse(queue: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|q| q.as_str() == queue)
     }
 }
 
@@ -55,13 +75,55 @@ pub struct Publisher {
 struct Inner {
     sqs: aws_sdk_sqs::Client,
     pool: PgPool,
-    page_import_queue_url: String,
-    code2des_queue_url: String,
+    lanes: [Lane; 2],
     max_backoff: Duration,
     lease: Duration,
     metrics: crate::metrics::Metrics,
     failure_log: Throttle,
+    /// Woken when messages were made due early: the relay need not wait for its tick.
+    due_now: Notify,
+}
+
+/// One queue: its URL, its breaker, and the messages its after-commit
+/// publisher left to the relay (ids still under their writer's lease).
+struct Lane {
+    name: QueueName,
+    url: String,
     breaker: Breaker,
+    deferred: Mutex<VecDeque<(i64, Instant)>>,
+}
+
+impl Lane {
+    fn new(name: QueueName, url: String) -> Self {
+        Self {
+            name,
+            url,
+            breaker: Breaker::new(BREAKER_THRESHOLD, BREAKER_COOLDOWN),
+            deferred: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    fn defer(&self, ids: impl IntoIterator<Item = i64>) {
+        let now = Instant::now();
+        let mut deferred = self.deferred.lock().unwrap_or_else(|e| e.into_inner());
+        for id in ids {
+            if deferred.len() == DEFERRED_REMEMBERED {
+                deferred.pop_front();
+            }
+            deferred.push_back((id, now));
+        }
+    }
+
+    /// The remembered ids still under their writer's lease (older ones are
+    /// the relay's by now).
+    fn take_deferred(&self, lease: Duration) -> Vec<i64> {
+        let taken = std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()));
+        taken
+            .into_iter()
+            .filter(|(_, at)| at.elapsed() < lease)
+            .map(|(id, _)| id)
+            .collect()
+    }
 }
 
 impl Publisher {
@@ -79,28 +141,29 @@ impl Publisher {
         let inner = Arc::new(Inner {
             sqs,
             pool,
-            page_import_queue_url,
-            code2des_queue_url,
+            lanes: [
+                Lane::new(QueueName::PageImport, page_import_queue_url),
+                Lane::new(QueueName::Code2Des, code2des_queue_url),
+            ],
             max_backoff,
             lease,
             metrics,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),
-            breaker: Breaker::new(BREAKER_THRESHOLD, BREAKER_COOLDOWN),
+            due_now: Notify::new(),
         });
         let (after_commit, rx) = mpsc::channel(AFTER_COMMIT_QUEUE);
         tokio::spawn(publish_after_commit_loop(inner.clone(), rx));
         Self { inner, after_commit }
     }
 
-    /// Whether after-commit publishing is paused by the circuit breaker
-    /// (SQS keeps failing and no probe is due).
-    pub fn paused(&self) -> bool {
-        self.inner.breaker.is_open()
+    /// Whether after-commit publishing to `queue` is paused by its circuit
+    /// breaker (SQS keeps failing and no probe is due).
+    pub fn paused(&self, queue: QueueName) -> bool {
+        self.inner.lane(queue).breaker.is_open()
     }
 
     /// How long a publisher holds a claimed message before another may take
-    /// it; longer than the SDK's whole operation timeout in production, so a
-    /// lease does not run out mid-send.
+    /// it, unless it is still sending it (`hold_leases` extends it then).
     pub fn lease(&self) -> Duration {
         self.inner.lease
     }
@@ -108,19 +171,27 @@ impl Publisher {
     /// Hands a just-committed message (inserted leased to its writer) to the
     /// after-commit publisher. Never waits: if that publisher is saturated
     /// the message is left to the relay, as it is when a publish fails. A
-    /// failure writes nothing either: the lease runs out and the relay takes
-    /// the message, which keeps a create's database work the same whether SQS
-    /// is up or down.
+    /// failure writes nothing either: the message is remembered in memory
+    /// and made due when SQS takes messages again (or the relay takes it when
+    /// its lease runs out), which keeps a create's database work the same
+    /// whether SQS is up or down.
     ///
-    /// While SQS keeps failing (the circuit breaker is open) the message is
+    /// While SQS keeps failing (the queue's breaker is open) the message is
     /// left to the relay without a call (`breaker.rs`).
     pub fn publish_after_commit(&self, message: OutboxMessage) {
-        if self.inner.breaker.is_open() {
+        let Some(lane) = self.inner.lane_of(&message.queue) else {
+            tracing::error!(queue = %message.queue, "outbox message for an unknown queue; the relay will report it");
+            return;
+        };
+        if lane.breaker.is_open() {
             self.inner.metrics.outbox_deferred("circuit_open", 1);
+            lane.defer([message.id]);
             return;
         }
+        let id = message.id;
         if self.after_commit.try_send(message).is_err() {
             self.inner.metrics.outbox_deferred("saturated", 1);
+            lane.defer([id]);
             tracing::debug!("after-commit publisher saturated; the relay will publish");
         }
     }
@@ -129,6 +200,12 @@ impl Publisher {
     /// Returns how many were published.
     pub async fn relay_once(&self) -> anyhow::Result<usize> {
         self.inner.relay_once().await
+    }
+
+    /// Resolves when messages were made due early (SQS is back): the relay
+    /// runs then instead of waiting for its next tick.
+    pub async fn due_now(&self) {
+        self.inner.due_now.notified().await;
     }
 }
 
@@ -148,21 +225,28 @@ async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<Out
                 Err(_) => break,
             }
         }
-        if !inner.breaker.allow() {
-            // SQS keeps failing and this batch is not the probe: the relay
-            // takes these messages once their lease runs out.
-            inner.metrics.outbox_deferred("circuit_open", batch.len() as u64);
-            continue;
-        }
         let inner = inner.clone();
         tokio::spawn(async move {
-            for queue in ["page_import", "code2des"] {
-                let mine: Vec<_> = batch.iter().filter(|m| m.queue == queue).cloned().collect();
+            for lane in &inner.lanes {
+                let mine: Vec<_> = batch
+                    .iter()
+                    .filter(|m| m.queue == lane.name.as_str())
+                    .cloned()
+                    .collect();
                 if mine.is_empty() {
                     continue;
                 }
-                if let Err(err) = inner.publish_batch(queue, mine, false).await {
-                    tracing::warn!(error = %err, "publish after commit failed; the relay will retry");
+                if !lane.breaker.allow() {
+                    // SQS keeps failing and this batch is not the probe.
+                    inner.metrics.outbox_deferred("circuit_open", mine.len() as u64);
+                    lane.defer(mine.iter().map(|m| m.id));
+                    continue;
+                }
+                let held: Vec<_> = mine.iter().map(|m| (m.id, m.attempts)).collect();
+                let ids: Vec<i64> = mine.iter().map(|m| m.id).collect();
+                match inner.hold_leases(&held, inner.publish_batch(lane, mine, false)).await {
+                    Ok(outcome) if outcome.failed == 0 => {}
+                    _ => lane.defer(ids),
                 }
             }
             drop(permit);
@@ -170,53 +254,109 @@ async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<Out
     }
 }
 
+/// What one SendMessageBatch call did.
+#[derive(Default)]
+struct Outcome {
+    sent: usize,
+    failed: usize,
+}
+
 impl Inner {
-    fn queue_url(&self, queue: &str) -> Option<&str> {
-        match queue {
-            "page_import" => Some(&self.page_import_queue_url),
-            "code2des" => Some(&self.code2des_queue_url),
-            _ => None,
-        }
+    fn lane(&self, queue: QueueName) -> &Lane {
+        &self.lanes[queue as usize]
+    }
+
+    fn lane_of(&self, queue: &str) -> Option<&Lane> {
+        QueueName::parse(queue).map(|q| self.lane(q))
     }
 
     async fn relay_once(&self) -> anyhow::Result<usize> {
-        let mut conn = self.pool.acquire().await?;
-        let claimed = outbox::claim_due(&mut conn, CLAIM_LIMIT, self.lease).await?;
-        drop(conn);
+        let claimed = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::claim_due(&mut conn, CLAIM_LIMIT, self.lease).await
+        };
+        let claimed = claimed.await.inspect_err(|err| self.relay_error("claim", err))?;
         if claimed.is_empty() {
             return Ok(0);
         }
+        let held: Vec<_> = claimed.iter().map(|m| (m.id, m.attempts)).collect();
         let mut batches = Vec::new();
-        for queue in ["page_import", "code2des"] {
-            let mine: Vec<_> = claimed.iter().filter(|m| m.queue == queue).cloned().collect();
-            batches.extend(mine.chunks(BATCH_SIZE).map(|chunk| (queue, chunk.to_vec())));
+        for message in claimed {
+            match self.lane_of(&message.queue) {
+                Some(lane) => batches.push((lane, message)),
+                None => {
+                    // The table's check constraint makes this unreachable.
+                    self.relay_error("unknown_queue", &message.queue);
+                }
+            }
         }
-        let mut published = 0;
-        for group in batches.chunks(MAX_BATCHES_IN_FLIGHT) {
-            let sends = group
+        let mut groups: Vec<(QueueName, Vec<OutboxMessage>)> = Vec::new();
+        for lane in &self.lanes {
+            let mine: Vec<_> = batches
                 .iter()
-                .map(|(queue, batch)| self.publish_batch(queue, batch.clone(), true));
-            published += futures::future::join_all(sends)
-                .await
-                .into_iter()
-                .map(|r| r.unwrap_or(0))
-                .sum::<usize>();
+                .filter(|(l, _)| l.name == lane.name)
+                .map(|(_, m)| m.clone())
+                .collect();
+            groups.extend(mine.chunks(BATCH_SIZE).map(|chunk| (lane.name, chunk.to_vec())));
+        }
+        // Every claimed row stays leased until the whole pass is done, however
+        // many rounds its sends take.
+        let pass = futures::stream::iter(groups)
+            .map(|(queue, batch)| async move { (queue, self.publish_batch(self.lane(queue), batch, true).await) })
+            .buffer_unordered(MAX_BATCHES_IN_FLIGHT)
+            .collect::<Vec<_>>();
+        let outcomes = self.hold_leases(&held, pass).await;
+        let mut published = 0;
+        let mut reachable = Vec::new();
+        for (queue, outcome) in outcomes {
+            if let Ok(outcome) = outcome {
+                published += outcome.sent;
+                if outcome.sent > 0 && !reachable.contains(&queue) {
+                    reachable.push(queue);
+                }
+            }
+        }
+        // SQS took this queue's messages: the rest waiting out a backoff go now.
+        for queue in reachable {
+            self.release_deferred(self.lane(queue)).await;
         }
         Ok(published)
     }
 
+    /// Runs `send` while extending the leases of `held` every third of a
+    /// lease, so a send slower than the lease (SDK retries, a slow endpoint)
+    /// does not let another publisher take the same messages.
+    async fn hold_leases<T>(&self, held: &[(i64, i32)], send: impl Future<Output = T>) -> T {
+        let mut send = std::pin::pin!(send);
+        let period = self.lease / 3;
+        loop {
+            tokio::select! {
+                out = &mut send => return out,
+                () = tokio::time::sleep(period) => {
+                    let extended = async {
+                        let mut conn = self.pool.acquire().await?;
+                        outbox::extend_leases(&mut conn, held, self.lease).await
+                    };
+                    if let Err(err) = extended.await {
+                        self.relay_error("extend_lease", &err);
+                    }
+                }
+            }
+        }
+    }
+
     /// Sends up to ten messages with SendMessageBatch, deletes the accepted
-    /// ones, and (when asked) reschedules the rest with backoff.
+    /// ones, and (when asked) reschedules the rest with backoff. Every error
+    /// is logged and counted; an error after SQS accepted a message means it
+    /// will be published again, and is counted as a duplicate publish.
     async fn publish_batch(
         &self,
-        queue: &str,
+        lane: &Lane,
         messages: Vec<OutboxMessage>,
         reschedule: bool,
-    ) -> anyhow::Result<usize> {
-        let Some(url) = self.queue_url(queue) else {
-            anyhow::bail!("outbox row for unknown queue {queue}");
-        };
-        let fifo = url.ends_with(".fifo");
+    ) -> anyhow::Result<Outcome> {
+        let queue = lane.name.as_str();
+        let fifo = lane.url.ends_with(".fifo");
         let entries = messages
             .iter()
             .map(|m| {
@@ -235,11 +375,11 @@ impl Inner {
         let result = self
             .sqs
             .send_message_batch()
-            .queue_url(url)
+            .queue_url(&lane.url)
             .set_entries(Some(entries))
             .send()
             .await;
-        self.record_outcome(result.is_ok());
+        self.record_outcome(lane, result.is_ok()).await;
         let (sent, failed): (Vec<i64>, Vec<(i64, String)>) = match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
@@ -256,6 +396,7 @@ impl Inner {
             Err(err) => {
                 let why = aws_sdk_sqs::error::DisplayErrorContext(&err);
                 self.warn_failed(queue, messages.len(), &why);
+                self.metrics.outbox_relay_error("send");
                 // The whole error chain is long (≈ 1 KB): it is only kept
                 // where it is stored, as the relay's `last_error`.
                 let why = if reschedule { why.to_string() } else { String::new() };
@@ -264,9 +405,21 @@ impl Inner {
         };
 
         if !sent.is_empty() {
-            let mut conn = self.pool.acquire().await?;
-            outbox::delete_published(&mut conn, &sent).await?;
             self.metrics.outbox_published(queue, sent.len() as u64);
+            let deleted = async {
+                let mut conn = self.pool.acquire().await?;
+                outbox::delete_published(&mut conn, &sent).await
+            };
+            match deleted.await {
+                // Fewer rows than SQS took: another publisher had taken some
+                // of these (a lease ran out) and published them first.
+                Ok(deleted) => self.duplicates(queue, sent.len().saturating_sub(deleted as usize)),
+                Err(err) => {
+                    // The rows stay; their lease runs out and they go again.
+                    self.relay_error("delete", &err);
+                    self.duplicates(queue, sent.len());
+                }
+            }
         }
         if reschedule && !failed.is_empty() {
             let retries: Vec<(i64, Duration, &str)> = failed
@@ -276,32 +429,78 @@ impl Inner {
                     (*id, self.backoff(attempts), why.as_str())
                 })
                 .collect();
-            let mut conn = self.pool.acquire().await?;
-            outbox::reschedule(&mut conn, &retries).await?;
+            let rescheduled = async {
+                let mut conn = self.pool.acquire().await?;
+                outbox::reschedule(&mut conn, &retries).await
+            };
+            if let Err(err) = rescheduled.await {
+                // The rows keep their lease and go again when it runs out.
+                self.relay_error("reschedule", &err);
+            }
         }
         if !failed.is_empty() {
             self.metrics.outbox_publish_failed(queue, failed.len() as u64);
         }
-        Ok(sent.len())
+        Ok(Outcome {
+            sent: sent.len(),
+            failed: failed.len(),
+        })
     }
 
-    /// Feeds the circuit breaker with every call's outcome, the relay's too
-    /// (a relay call that gets through closes it).
-    fn record_outcome(&self, ok: bool) {
-        match self.breaker.record(ok) {
+    fn duplicates(&self, queue: &str, n: usize) {
+        if n > 0 {
+            tracing::warn!(queue, messages = n, "outbox messages published more than once");
+            self.metrics.outbox_duplicate_publishes(queue, n as u64);
+        }
+    }
+
+    fn relay_error(&self, stage: &'static str, err: &dyn std::fmt::Display) {
+        tracing::warn!(stage, error = %err, "outbox publishing error");
+        self.metrics.outbox_relay_error(stage);
+    }
+
+    /// Feeds the lane's breaker with every call's outcome, the relay's too
+    /// (a relay call that gets through closes it, and releases what waited).
+    async fn record_outcome(&self, lane: &Lane, ok: bool) {
+        let queue = lane.name.as_str();
+        match lane.breaker.record(ok) {
             Some(true) => {
-                self.metrics.sqs_circuit_open(true);
+                self.metrics.sqs_circuit_open(queue, true);
                 tracing::warn!(
+                    queue,
                     failed_calls = BREAKER_THRESHOLD,
                     probe_every_ms = BREAKER_COOLDOWN.as_millis() as u64,
                     "SQS keeps failing: after-commit publishing paused, new messages are left to the relay"
                 );
             }
             Some(false) => {
-                self.metrics.sqs_circuit_open(false);
-                tracing::info!("SQS reachable again: after-commit publishing resumed");
+                self.metrics.sqs_circuit_open(queue, false);
+                tracing::info!(queue, "SQS reachable again: after-commit publishing resumed");
+                self.release_deferred(lane).await;
             }
             None => {}
+        }
+    }
+
+    /// Makes the lane's waiting messages due now (`outbox::make_due`) and
+    /// wakes the relay, instead of leaving them to their lease or backoff.
+    async fn release_deferred(&self, lane: &Lane) {
+        let unclaimed = lane.take_deferred(self.lease);
+        let made = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::make_due(&mut conn, lane.name.as_str(), &unclaimed).await
+        };
+        match made.await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(
+                    queue = lane.name.as_str(),
+                    messages = n,
+                    "waiting outbox messages made due"
+                );
+                self.due_now.notify_one();
+            }
+            Err(err) => self.relay_error("make_due", &err),
         }
     }
 

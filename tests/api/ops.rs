@@ -1,6 +1,8 @@
 //! Operational routes and the shared middleware: problem+json for unknown
 //! routes and methods, request ids, metrics.
 
+use std::time::Duration;
+
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -24,6 +26,64 @@ async fn readyz_is_503_when_the_database_is_gone(pool: PgPool) {
     let response = app.http.get(app.url("/readyz")).send().await.unwrap();
     assert!(response.headers().contains_key("retry-after"));
     expect_problem(response, 503, "dependency_unavailable").await;
+}
+
+/// A supervised background task that panics is restarted, and `/readyz`
+/// answers 503 naming it while it is down.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn readyz_is_503_while_a_background_task_is_down(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    // The service's own tasks run supervised.
+    let metrics = app
+        .http
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for task in ["relay", "sweeper", "events_listener"] {
+        assert!(
+            metrics.contains(&format!("background_task_up{{task=\"{task}\"}} 1")),
+            "{task} is supervised and up"
+        );
+    }
+    // One more task under the same supervisor, which panics on its first run
+    // and is restarted 1.5 s later.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counter = runs.clone();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let _task = page_import::supervisor::supervise(
+        app.state.tasks.clone(),
+        app.state.metrics.clone(),
+        "test_task",
+        shutdown.clone(),
+        (Duration::from_millis(1500), Duration::from_millis(1500)),
+        move || {
+            let first = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+            async move {
+                assert!(!first, "the first run panics");
+                std::future::pending::<()>().await;
+            }
+        },
+    );
+    let down = eventually(Duration::from_secs(1), || async {
+        app.http.get(app.url("/readyz")).send().await.unwrap().status() == 503
+    })
+    .await;
+    assert!(down, "not ready while the task is down");
+    let response = app.http.get(app.url("/readyz")).send().await.unwrap();
+    assert!(response.headers().contains_key("retry-after"));
+    let body = expect_problem(response, 503, "background_task_down").await;
+    assert!(body["detail"].as_str().unwrap().contains("test_task"), "{body}");
+    let up = eventually(Duration::from_secs(5), || async {
+        app.http.get(app.url("/readyz")).send().await.unwrap().status() == 200
+    })
+    .await;
+    assert!(up, "ready again once it was restarted");
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+    shutdown.cancel();
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

@@ -9,6 +9,7 @@ use sqlx::PgPool;
 
 use crate::helpers::proxy::FaultyProxy;
 use crate::helpers::*;
+use page_import::queue::QueueName;
 
 fn emulator_addr() -> SocketAddr {
     let url = url::Url::parse(&aws_endpoint()).unwrap();
@@ -88,7 +89,10 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     for _ in 0..3 {
         app.create_import(&tenant).await;
     }
-    let paused = eventually(Duration::from_secs(20), || async { app.state.publisher.paused() }).await;
+    let paused = eventually(Duration::from_secs(20), || async {
+        app.state.publisher.paused(QueueName::PageImport)
+    })
+    .await;
     assert!(paused, "three failed calls in a row pause after-commit publishing");
     let before = settled_connections(&proxy).await;
     assert!(before >= 3, "the publisher really tried: {before} connections");
@@ -115,42 +119,49 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
         .is_empty());
 
     // SQS is back: within a probe period a create's message goes out again,
-    // and the ones after it go straight out (the breaker has closed).
+    // the breaker closes, and the messages left waiting during the outage are
+    // made due at once: all of them arrive within seconds, though their lease
+    // (the relay's only other way to them) is 10 minutes.
+    let mut outage_ids: HashSet<String> = sqlx::query_scalar(
+        "select split_part(deduplication_id, ':', 1) from outbox_message where queue = 'page_import'",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+    .into_iter()
+    .collect();
+    assert_eq!(outage_ids.len(), 3 + BURST);
     proxy.set_up(true);
-    let mut after = HashSet::new();
-    let mut first = None;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while first.is_none() && Instant::now() < deadline {
-        after.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
-        first = app
-            .receive_within(&app.page_import_queue_url, 1, Duration::from_millis(300))
-            .await
-            .pop();
-    }
-    let first = first.expect("publishing resumed within 10 s (the lease is 10 min)");
-    assert!(after.contains(first["pageImportId"].as_str().unwrap()));
-    let mut later = HashSet::new();
-    for _ in 0..3 {
-        later.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
-    }
-    let mut received = HashSet::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !later.is_subset(&received) && Instant::now() < deadline {
+    let mut created = HashSet::new();
+    let mut received: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < deadline {
+        if received.is_empty() {
+            created.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
+        }
         for m in app
-            .receive_within(&app.page_import_queue_url, 3, Duration::from_secs(1))
+            .receive_within(&app.page_import_queue_url, 10, Duration::from_millis(300))
             .await
         {
-            received.insert(m["pageImportId"].as_str().unwrap().to_owned());
+            received.push(m["pageImportId"].as_str().unwrap().to_owned());
+        }
+        let got: HashSet<&String> = received.iter().collect();
+        if outage_ids.iter().chain(&created).all(|id| got.contains(id)) {
+            break;
         }
     }
+    let got: HashSet<String> = received.iter().cloned().collect();
+    assert_eq!(got.len(), received.len(), "nothing was published twice");
     assert!(
-        later.is_subset(&received),
-        "creates after recovery are published at once"
+        outage_ids.is_subset(&got),
+        "{} of {} messages left waiting during the outage went out once SQS was back (lease: 10 min)",
+        outage_ids.intersection(&got).count(),
+        outage_ids.len()
     );
-    assert!(
-        received.iter().all(|id| later.contains(id) || after.contains(id)),
-        "nothing created during the outage went out before its lease"
-    );
+    assert!(created.is_subset(&got), "creates after recovery are published");
+    outage_ids.extend(created);
+    assert_eq!(got, outage_ids, "nothing else was published");
+    assert!(eventually(Duration::from_secs(10), || async { app.outbox_len().await == 0 }).await);
 }
 
 /// The proxy's connection count once it has not moved for 2.5 s: calls in
@@ -209,27 +220,43 @@ async fn a_message_naming_no_attempt_is_still_deleted_once_published(pool: PgPoo
     );
 }
 
-/// Two replicas relaying the same outbox publish each message once.
+/// Two replicas relaying the same outbox, with more rows than one claim:
+/// both relays really publish, and each message is published once.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn two_relays_publish_each_message_once(pool: PgPool) {
-    // Fill the outbox before either replica runs.
+    const ROWS: i64 = 250; // one claim takes at most 100
     sqlx::query(
         "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-         select 'page_import', json_build_object('n', g)::text, '1', g::text, now() from generate_series(1, 60) g",
+         select 'page_import', json_build_object('n', g)::text, '1', g::text, now() from generate_series(1, $1) g",
     )
+    .bind(ROWS)
     .execute(&pool)
     .await
     .unwrap();
-    let first = TestApp::spawn(pool.clone()).await;
+    // The replicas' own relays sleep; the test drives both passes at once.
+    let idle = ("OUTBOX_RELAY_INTERVAL_MS", "3600000".to_owned());
+    let first = TestApp::spawn_with_env(pool.clone(), vec![idle.clone()]).await;
     // The second replica shares the first one's queues and database.
     let env = vec![
         ("PAGE_IMPORT_QUEUE_URL", first.page_import_queue_url.clone()),
         ("CODE2DES_QUEUE_URL", first.code2des_queue_url.clone()),
+        idle,
     ];
     let second = TestApp::spawn_with_env(pool, env).await;
 
-    let messages = first.receive(&first.page_import_queue_url, 60).await;
-    assert!(eventually(Duration::from_secs(10), || async { first.outbox_len().await == 0 }).await);
+    let (mut by_first, mut by_second) = (0, 0);
+    while first.outbox_len().await > 0 {
+        let (a, b) = tokio::join!(first.state.publisher.relay_once(), second.state.publisher.relay_once());
+        by_first += a.unwrap();
+        by_second += b.unwrap();
+    }
+    assert!(
+        by_first > 0 && by_second > 0,
+        "both relays did work: {by_first} and {by_second}"
+    );
+    assert_eq!(by_first + by_second, ROWS as usize);
+
+    let messages = first.receive(&first.page_import_queue_url, ROWS as usize).await;
     // Anything published twice would show up now.
     let late = first
         .receive_within(&first.page_import_queue_url, 1, Duration::from_secs(3))
@@ -240,9 +267,168 @@ async fn two_relays_publish_each_message_once(pool: PgPool) {
         .map(|m: &Value| m["n"].as_i64().unwrap())
         .collect();
     let distinct: HashSet<i64> = numbers.iter().copied().collect();
-    assert_eq!(distinct.len(), 60);
-    assert_eq!(numbers.len(), 60, "no message was published twice");
+    assert_eq!(distinct.len(), ROWS as usize);
+    assert_eq!(numbers.len(), ROWS as usize, "no message was published twice");
     second.stop().await;
+}
+
+/// A send slower than the lease keeps its messages: the lease is extended
+/// while the send runs, so a second relay does not take and publish them too.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_send_slower_than_the_lease_is_not_published_twice(pool: PgPool) {
+    let proxy = FaultyProxy::start(emulator_addr()).await;
+    let env = vec![("OUTBOX_LEASE_MS", "900".to_owned())];
+    let first = TestApp::spawn_with(
+        pool.clone(),
+        Options {
+            aws_endpoint: Some(proxy.url()),
+            env: env.clone(),
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut env = env;
+    env.extend([
+        ("PAGE_IMPORT_QUEUE_URL", first.page_import_queue_url.clone()),
+        ("CODE2DES_QUEUE_URL", first.code2des_queue_url.clone()),
+    ]);
+    let second = TestApp::spawn_with(
+        pool.clone(),
+        Options {
+            aws_endpoint: Some(proxy.url()),
+            env,
+            ..Default::default()
+        },
+    )
+    .await;
+    // Every call to SQS now takes 3 s: more than three leases. (The SDK's
+    // attempt timeout is 5 s, so the sends still succeed.)
+    proxy.set_delay(Duration::from_secs(3));
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         select 'page_import', json_build_object('n', g)::text, '1', g::text, now() from generate_series(1, 5) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    assert!(eventually(Duration::from_secs(20), || async { first.outbox_len().await == 0 }).await);
+    proxy.set_delay(Duration::ZERO);
+    let mut numbers: Vec<i64> = first
+        .receive(&first.page_import_queue_url, 5)
+        .await
+        .iter()
+        .map(|m| m["n"].as_i64().unwrap())
+        .collect();
+    numbers.extend(
+        first
+            .receive_within(&first.page_import_queue_url, 1, Duration::from_secs(3))
+            .await
+            .iter()
+            .map(|m| m["n"].as_i64().unwrap()),
+    );
+    numbers.sort_unstable();
+    assert_eq!(numbers, [1, 2, 3, 4, 5], "each message published once");
+    second.stop().await;
+}
+
+/// Each queue has its own breaker: a queue that keeps failing does not pause
+/// the other one's after-commit publishing.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_failing_queue_does_not_pause_the_other(pool: PgPool) {
+    let missing = format!("{}/123456789012/no-such-queue", aws_endpoint());
+    let app = TestApp::spawn_with_env(
+        pool,
+        vec![
+            ("CODE2DES_QUEUE_URL", missing),
+            // Only the after-commit publisher can deliver within the test.
+            ("OUTBOX_LEASE_MS", "600000".to_owned()),
+        ],
+    )
+    .await;
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         select 'code2des', '{}', '1', g::text, now() from generate_series(1, 30) g",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    // The relay's three failed batches open the code2des breaker.
+    let paused = eventually(Duration::from_secs(15), || async {
+        app.state.publisher.paused(QueueName::Code2Des)
+    })
+    .await;
+    assert!(paused, "the failing queue's breaker opened");
+    assert!(!app.state.publisher.paused(QueueName::PageImport));
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let got = app
+        .receive_within(&app.page_import_queue_url, 1, Duration::from_secs(5))
+        .await;
+    assert_eq!(got.len(), 1, "the capture queue still publishes at once");
+    assert_eq!(got[0]["pageImportId"], id.as_str());
+}
+
+/// An SQS outage longer than the capture timeout uses up no attempt: an
+/// attempt's clock starts when SQS accepts its message. Once SQS is back
+/// every import is dispatched as attempt 1.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: PgPool) {
+    let (proxy, app) = behind_a_down_proxy(
+        pool,
+        vec![
+            ("CAPTURE_TIMEOUT_SECS", "1".to_owned()),
+            ("CAPTURE_MAX_ATTEMPTS", "2".to_owned()),
+            ("SWEEPER_INTERVAL_MS", "200".to_owned()),
+            ("OUTBOX_LEASE_MS", "1000".to_owned()),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let mut ids = HashSet::new();
+    for _ in 0..5 {
+        ids.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
+    }
+    // Four capture timeouts (two attempts' worth) of outage, with the relay
+    // trying all along and the sweeper running five times a second.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let rows: Vec<(String, i32, String)> =
+        sqlx::query_as("select id, attempt, status::text from page_import where id = any($1)")
+            .bind(ids.iter().cloned().collect::<Vec<_>>())
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(rows.len(), 5);
+    for (id, attempt, status) in &rows {
+        assert_eq!(
+            (*attempt, status.as_str()),
+            (1, "0"),
+            "{id} was not timed out while undispatched"
+        );
+    }
+    proxy.set_up(true);
+    let messages = app.receive(&app.page_import_queue_url, 5).await;
+    let dispatched: HashSet<(String, i64)> = messages
+        .iter()
+        .map(|m| {
+            (
+                m["pageImportId"].as_str().unwrap().to_owned(),
+                m["attempt"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: HashSet<(String, i64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    assert_eq!(
+        dispatched, expected,
+        "every import dispatched once SQS is back, as attempt 1"
+    );
+    let stamped: i64 = sqlx::query_scalar(
+        "select count(*) from page_import_attempt where page_import_id = any($1) and attempt = 1 and dispatched_at is not null",
+    )
+    .bind(ids.iter().cloned().collect::<Vec<_>>())
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(stamped, 5, "their clocks start now");
 }
 
 /// A failed batch is rescheduled in one statement, each message with its own

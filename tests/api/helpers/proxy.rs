@@ -3,7 +3,7 @@
 //! real network failure.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::net::{TcpListener, TcpStream};
@@ -13,6 +13,7 @@ pub struct FaultyProxy {
     pub addr: SocketAddr,
     up: Arc<watch::Sender<bool>>,
     connections: Arc<AtomicUsize>,
+    delay_ms: Arc<AtomicU64>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -25,6 +26,8 @@ impl FaultyProxy {
         let state = up.clone();
         let connections = Arc::new(AtomicUsize::new(0));
         let accepted = connections.clone();
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let delay = delay_ms.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut inbound, _)) = listener.accept().await else {
@@ -36,7 +39,9 @@ impl FaultyProxy {
                     continue;
                 }
                 let mut down = state.subscribe();
+                let stall = std::time::Duration::from_millis(delay.load(Ordering::SeqCst));
                 tokio::spawn(async move {
+                    tokio::time::sleep(stall).await;
                     let Ok(mut outbound) = TcpStream::connect(upstream).await else {
                         return;
                     };
@@ -51,6 +56,7 @@ impl FaultyProxy {
             addr,
             up,
             connections,
+            delay_ms,
             task,
         }
     }
@@ -62,6 +68,11 @@ impl FaultyProxy {
     /// Connections accepted so far, up or down.
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
+    }
+
+    /// New connections wait this long before anything is forwarded: a slow endpoint.
+    pub fn set_delay(&self, delay: std::time::Duration) {
+        self.delay_ms.store(delay.as_millis() as u64, Ordering::SeqCst);
     }
 
     pub fn set_up(&self, up: bool) {
