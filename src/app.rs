@@ -73,9 +73,11 @@ impl AppState {
     /// database to be up), the AWS clients and the JWKS cache.
     pub async fn new(config: Config) -> anyhow::Result<Self> {
         let options: PgConnectOptions = config.database_url.parse()?;
-        // statement_timeout bounds every query; a dead database fails fast.
-        let options = options.options([("statement_timeout", "5000")]);
         let pool = PgPoolOptions::new()
+            // statement_timeout bounds every query; a dead database fails
+            // fast. Set after connecting, not as a startup option, which
+            // PgBouncer refuses by default.
+            .after_connect(|conn, _| Box::pin(async move { set_session(conn, &[("statement_timeout", "5000")]).await }))
             .max_connections(config.database_max_connections)
             // No ping before each use: it is a full round trip per request. A
             // connection broken by a database restart fails its next query
@@ -109,19 +111,37 @@ impl AppState {
             config.auth_audience.clone(),
         ));
         // Coalesced statements have their own connections (two per slot: one
-        // for creates, one for reads), with generic plans: their shape never
-        // changes, and a custom plan would be re-planned on every call
-        // (PostgreSQL costs `unnest($1)` at 10 rows, so it never switches).
+        // for creates, one for reads).
         let slots = config.database_coalesce_slots;
+        let limits = coalesce::Limits::for_request_timeout(config.database_coalesce_queue, config.request_timeout);
         let batch_pool = {
-            let options = (*pool.connect_options())
-                .clone()
-                .options([("plan_cache_mode", "force_generic_plan")]);
+            let statement_timeout = limits.statement_timeout().as_millis().to_string();
             PgPoolOptions::new()
+                // Plans made per call (custom plans), not once per
+                // connection: a generic plan made while page_import was
+                // near-empty kept scanning the whole table as it grew (26 ms
+                // a call at 100 000 rows until ANALYZE; disabling sequential
+                // scans only moved it to the wrong index). A custom plan
+                // sees the table's current size and the batch's real length:
+                // the primary key, 0.08 ms, for ≈ 0.2 ms of planning per
+                // batch (`bench/plans.sh`).
+                .after_connect(move |conn, _| {
+                    let statement_timeout = statement_timeout.clone();
+                    Box::pin(async move {
+                        set_session(
+                            conn,
+                            &[
+                                ("statement_timeout", &statement_timeout),
+                                ("plan_cache_mode", "force_custom_plan"),
+                            ],
+                        )
+                        .await
+                    })
+                })
                 .max_connections(2 * slots)
                 .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(3))
-                .connect_lazy_with(options)
+                .connect_lazy_with((*pool.connect_options()).clone())
         };
         // It lives and closes with the main pool.
         tokio::spawn({
@@ -131,8 +151,8 @@ impl AppState {
                 batch_pool.close().await;
             }
         });
-        let reads = coalesce::reads(batch_pool.clone(), slots as usize);
-        let creates = coalesce::creates(batch_pool, slots as usize);
+        let reads = coalesce::reads(batch_pool.clone(), slots as usize, limits);
+        let creates = coalesce::creates(batch_pool, slots as usize, limits);
         let events = Events::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             events,
@@ -148,6 +168,15 @@ impl AppState {
             metrics,
         })))
     }
+}
+
+/// Session settings, one `SET` each (names and values are ours, not input).
+async fn set_session(conn: &mut sqlx::PgConnection, settings: &[(&str, &str)]) -> sqlx::Result<()> {
+    use sqlx::Executor;
+    for (name, value) in settings {
+        conn.execute(format!("set {name} = '{value}'").as_str()).await?;
+    }
+    Ok(())
 }
 
 pub fn router(state: AppState) -> Router {
@@ -301,6 +330,8 @@ async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Res
     } else {
         state.config.request_timeout
     };
+    let mut req = req;
+    req.extensions_mut().insert(crate::http::Deadline(started + timeout));
     let response = match tokio::time::timeout(timeout, next.run(req)).await {
         Ok(response) => response,
         Err(_) => ApiError::Timeout.into_response(),

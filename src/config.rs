@@ -32,6 +32,8 @@ pub struct Config {
     pub database_max_connections: u32,
     /// Coalesced statements in flight per kind (creates, reads by id).
     pub database_coalesce_slots: u32,
+    /// Requests waiting for a coalesced statement before 503 `overloaded`.
+    pub database_coalesce_queue: usize,
     pub request_timeout: Duration,
     pub outbox_relay_interval: Duration,
     pub outbox_max_backoff: Duration,
@@ -159,6 +161,7 @@ impl Config {
             log_format,
             database_max_connections,
             database_coalesce_slots,
+            database_coalesce_queue: usize::try_from(env.count("DATABASE_COALESCE_QUEUE", 1024)?).unwrap_or(usize::MAX),
             request_timeout: env.millis("REQUEST_TIMEOUT_MS", 10_000)?,
             outbox_relay_interval: env.millis("OUTBOX_RELAY_INTERVAL_MS", 1_000)?,
             outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,

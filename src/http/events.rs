@@ -18,6 +18,7 @@ use crate::domain::ImportStatus;
 use crate::error::{ApiError, Problem};
 use crate::events::Subscription;
 use crate::http::page_imports::PageImportView;
+use crate::http::Deadline;
 use crate::http::IdPath;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -97,12 +98,17 @@ pub struct PageImportEvent {
     ),
     security(("bearer" = []))
 )]
-pub async fn follow(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<Response, ApiError> {
+pub async fn follow(
+    State(state): State<AppState>,
+    actor: Actor,
+    deadline: Deadline,
+    IdPath(id): IdPath,
+) -> Result<Response, ApiError> {
     // Subscribed before the first read, so no change can fall between them.
     let subscription = state.events.subscribe(&id).ok_or(ApiError::TooManyStreams)?;
     let first = state
         .reads
-        .call((id.clone(), actor.subject.clone()))
+        .call((id.clone(), actor.subject.clone()), deadline.0)
         .await?
         .ok_or(ApiError::NotFound)?;
     let first = Tagged::of(&PageImportView::from(first));
@@ -171,7 +177,15 @@ fn stream(
                     }
                 }
             }
-            match f.state.reads.call((f.id.clone(), f.actor.subject.clone())).await {
+            match f
+                .state
+                .reads
+                .call(
+                    (f.id.clone(), f.actor.subject.clone()),
+                    std::time::Instant::now() + f.state.config.request_timeout,
+                )
+                .await
+            {
                 Ok(None) => {
                     f.done = true;
                     let data = serde_json::json!({ "id": f.id }).to_string();

@@ -55,18 +55,53 @@ where
         }
     }
     drop(conn);
-    let result = work(Some(key.clone())).await;
-    if result.is_err() {
-        // Let the client retry with the same key.
-        let released = async {
-            let mut conn = state.pool.acquire().await?;
-            idempotency::release(&mut conn, &key).await
-        };
-        if let Err(err) = released.await {
-            tracing::warn!(error = %err, "could not release idempotency key");
+    // Released if the work fails, and also if it never finishes: a request
+    // cut off by its timeout (its future dropped) must not leave the key
+    // "in flight" for a minute, refusing the client's retry with 409.
+    let mut claim = Claimed {
+        state: state.clone(),
+        key: Some(key.clone()),
+    };
+    let result = work(Some(key)).await;
+    if let Some(key) = claim.key.take() {
+        if result.is_err() {
+            // Released before answering, so the client's retry finds it free.
+            let released = async {
+                let mut conn = state.pool.acquire().await?;
+                idempotency::release(&mut conn, &key).await
+            };
+            if let Err(err) = released.await {
+                tracing::warn!(error = %err, "could not release idempotency key");
+            }
         }
     }
     result
+}
+
+/// An owned key that is released when dropped, unless the work succeeded
+/// (its response is recorded then). The release only deletes a key with no
+/// recorded response, so it cannot undo a commit that won the race.
+struct Claimed {
+    state: AppState,
+    key: Option<IdempotencyKey>,
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        let Some(key) = self.key.take() else {
+            return;
+        };
+        let pool = self.state.pool.clone();
+        tokio::spawn(async move {
+            let released = async {
+                let mut conn = pool.acquire().await?;
+                idempotency::release(&mut conn, &key).await
+            };
+            if let Err(err) = released.await {
+                tracing::warn!(error = %err, "could not release idempotency key");
+            }
+        });
+    }
 }
 
 /// The `Idempotency-Key` header, if present: 1–255 visible ASCII characters.

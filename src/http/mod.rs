@@ -8,6 +8,7 @@ pub mod page_imports;
 pub mod retry;
 pub mod webhooks;
 
+use crate::app::AppState;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, HeaderMap};
@@ -114,5 +115,26 @@ where
     async fn from_request_parts(parts: &mut axum::http::request::Parts, state: &S) -> Result<Self, Self::Rejection> {
         let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
         Ok(Self(value))
+    }
+}
+
+/// When the request must be answered by: set by the `observe` middleware
+/// from `REQUEST_TIMEOUT_MS`, and handed to work that must not finish after
+/// its client was answered (`db::coalesce`).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline(pub std::time::Instant);
+
+impl FromRequestParts<AppState> for Deadline {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(parts
+            .extensions
+            .get::<Deadline>()
+            .copied()
+            .unwrap_or_else(|| Deadline(std::time::Instant::now() + state.config.request_timeout)))
     }
 }

@@ -17,7 +17,7 @@ use crate::dns::DnsCheckError;
 use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::events::Tagged;
-use crate::http::{idempotent, ApiJson, ApiQuery, IdPath};
+use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
 use crate::queue::messages::{capture_job_body, ViewportMessage};
 use crate::queue::QueueName;
 
@@ -207,6 +207,7 @@ async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreat
 pub async fn create(
     State(state): State<AppState>,
     actor: Actor,
+    deadline: Deadline,
     headers: HeaderMap,
     body: ApiJson<CreatePageImport>,
 ) -> Result<Response, ApiError> {
@@ -214,7 +215,7 @@ pub async fn create(
     // where validation (a DNS answer, say) would now refuse it.
     idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| async {
         let request = validate(&state, body.value).await?;
-        create_inner(&state, &actor, request, key).await
+        create_inner(&state, &actor, request, key, deadline).await
     })
     .await
 }
@@ -224,6 +225,7 @@ async fn create_inner(
     actor: &Actor,
     request: ValidCreate,
     key: Option<IdempotencyKey>,
+    deadline: Deadline,
 ) -> Result<Response, ApiError> {
     let id = Uuid::now_v7().to_string();
     let nonce = Nonce::generate();
@@ -259,7 +261,11 @@ async fn create_inner(
                 body: message_body.clone(),
                 lease_ms,
             };
-            let (row, outbox_id) = state.creates.call(pending).await?.ok_or(ApiError::NotFound)?;
+            let (row, outbox_id) = state
+                .creates
+                .call(pending, deadline.0)
+                .await?
+                .ok_or(ApiError::NotFound)?;
             (PageImportView::from(row), outbox_id)
         }
         Some(key) => {
@@ -331,10 +337,15 @@ async fn create_inner(
 pub async fn get(
     State(state): State<AppState>,
     actor: Actor,
+    deadline: Deadline,
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
-    let row = state.reads.call((id, actor.subject)).await?.ok_or(ApiError::NotFound)?;
+    let row = state
+        .reads
+        .call((id, actor.subject), deadline.0)
+        .await?
+        .ok_or(ApiError::NotFound)?;
     Ok(Tagged::of(&PageImportView::from(row)).respond(&headers))
 }
 

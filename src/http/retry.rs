@@ -13,7 +13,7 @@ use crate::db::page_import::{self as db, PageImport, ResumeFrom};
 use crate::domain::ImportStatus;
 use crate::error::{ApiError, Problem};
 use crate::http::page_imports::PageImportView;
-use crate::http::{idempotent, IdPath};
+use crate::http::{idempotent, Deadline, IdPath};
 
 fn not_retryable(status: ImportStatus) -> ApiError {
     ApiError::conflict(
@@ -46,12 +46,13 @@ fn not_retryable(status: ImportStatus) -> ApiError {
 pub async fn retry(
     State(state): State<AppState>,
     actor: Actor,
+    deadline: Deadline,
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
     let row = state
         .reads
-        .call((id.clone(), actor.subject.clone()))
+        .call((id.clone(), actor.subject.clone()), deadline.0)
         .await?
         .ok_or(ApiError::NotFound)?;
     let route = format!("retry:{id}");

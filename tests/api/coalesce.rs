@@ -201,3 +201,63 @@ async fn concurrent_gets_across_tenants_each_see_only_their_own(pool: PgPool) {
         }
     }
 }
+
+/// The queue in front of the coalesced creates is bounded: with the one
+/// batch slot stuck, requests beyond the queue are refused at once (503
+/// `overloaded` with `Retry-After`), and afterwards every 202 has its row
+/// and no refused request left one.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), vec![("DATABASE_COALESCE_QUEUE", "2".to_owned())]).await;
+    let tenant = app.tenant().await;
+    // Inserts wait behind this lock until it is released.
+    let mut blocker = pool.begin().await.unwrap();
+    sqlx::query("lock table page_import in access exclusive mode")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    let body = import_body(&tenant);
+    let posts: Vec<_> = (0..20)
+        .map(|_| {
+            let (app, body, token) = (&app, &body, tenant.token.clone());
+            async move {
+                let response = app.post_json("/page-imports", &token, body).await;
+                let status = response.status().as_u16();
+                let retry_after = response
+                    .headers()
+                    .get("retry-after")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                let body: Value = response.json().await.unwrap();
+                (status, retry_after, body)
+            }
+        })
+        .collect();
+    let release = async {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        blocker.commit().await.unwrap();
+    };
+    let (answers, ()) = tokio::join!(futures::future::join_all(posts), release);
+
+    let accepted: HashSet<String> = answers
+        .iter()
+        .filter(|(status, ..)| *status == 202)
+        .map(|(_, _, body)| body["id"].as_str().unwrap().to_owned())
+        .collect();
+    let refused: Vec<_> = answers.iter().filter(|(status, ..)| *status == 503).collect();
+    assert_eq!(accepted.len() + refused.len(), 20, "{answers:?}");
+    assert!(
+        !accepted.is_empty(),
+        "the stuck batch and the queued ones were answered 202"
+    );
+    assert!(
+        refused.len() >= 20 - 1 - 2 - 2,
+        "beyond the slot and the queue: refused ({})",
+        refused.len()
+    );
+    for (_, retry_after, body) in &refused {
+        assert_eq!(body["code"], "overloaded", "{body}");
+        assert_eq!(retry_after.as_deref(), Some("1"));
+    }
+    let (stored, _) = stored_ids(&pool).await;
+    assert_eq!(stored, accepted, "every 202 has its row, and nothing else was stored");
+}

@@ -140,6 +140,40 @@ async fn a_failed_request_releases_its_key(pool: PgPool) {
     assert_eq!(post_with_key(&app, &stranger, "key-4", &body).await.status(), 202);
 }
 
+/// A create cut off by the request timeout does not leave its key "in
+/// flight" for a minute: the client's retry with the same key goes through,
+/// and exactly one import exists.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_timed_out_create_releases_its_key(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), vec![("REQUEST_TIMEOUT_MS", "1500".to_owned())]).await;
+    let tenant = app.tenant().await;
+    let body = import_body(&tenant);
+    let mut blocker = pool.begin().await.unwrap();
+    sqlx::query("lock table page_import in access exclusive mode")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    expect_problem(
+        post_with_key(&app, &tenant, "key-t", &body).await,
+        503,
+        "request_timeout",
+    )
+    .await;
+    blocker.commit().await.unwrap();
+    // The retry comes a moment later, well inside the minute after which an
+    // abandoned key would be taken over anyway.
+    let mut status = 0;
+    for _ in 0..20 {
+        status = post_with_key(&app, &tenant, "key-t", &body).await.status().as_u16();
+        if status != 409 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 202, "the key was released when the request timed out");
+    assert_eq!(row_count(&app).await, 1, "the timed-out attempt stored nothing");
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn malformed_keys_are_400(pool: PgPool) {
     let app = TestApp::spawn(pool).await;

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# C: query plans that must not depend on table size (issue 14 §9).
+#   bench/plans.sh DATABASE_URL [--smoke]
+# Needs a migrated, otherwise idle database (bench/run provides one). Prints
+# two tables:
+#  1. the relay's claim (LIMIT 100) with 0 / 10 k / 100 k / 1 M due rows, the
+#     claim before this change (`id IN (…) ORDER BY id`, index on available_at)
+#     against the one in src/db/outbox.rs: median execution time of 5 runs,
+#     each in a transaction rolled back, and the buffers it touched;
+#  2. a coalesced by-id read prepared while page_import held one row and
+#     executed after it grew to 100 k rows without ANALYZE: a generic plan
+#     (the batch connections before), the same with sequential scans off,
+#     and a custom plan per call (the batch connections now).
+set -euo pipefail
+URL=$1
+SMOKE=${2:-}
+export PGOPTIONS="-c client_min_messages=warning"
+PSQL=(psql "$URL" -X -q -v ON_ERROR_STOP=1 -At)
+if [ "$SMOKE" = --smoke ]; then SIZES="0 10000"; GROW=10000; else SIZES="0 10000 100000 1000000"; GROW=100000; fi
+
+OLD_CLAIM="update outbox_message o set available_at = now() + interval '30 s', attempts = o.attempts + 1
+  where o.id in (select id from outbox_message where available_at <= now() order by id limit 100 for update skip locked)"
+NEW_CLAIM="with due as materialized (select id from outbox_message where available_at <= now()
+  order by available_at, id limit 100 for update skip locked)
+  update outbox_message o set available_at = now() + interval '30 s', attempts = o.attempts + 1, deferred = false
+  from due where o.id = due.id"
+
+# explain_ms SQL [SETUP] → "ms buffers" of one run, rolled back.
+explain() {
+  "${PSQL[@]}" 2>/dev/null <<SQL | awk '/Execution Time/ {t=$3} /Buffers: shared/ && !b {b=$0} END {sub(/^ */, "", b); print t "\t" b}'
+begin;
+$2
+explain (analyze, buffers) $1;
+rollback;
+SQL
+}
+
+median_of_5() {
+  local sql=$1 setup=${2:-} out times=() buffers=
+  for _ in 1 2 3 4 5; do
+    out=$(explain "$sql" "$setup")
+    times+=("${out%%$'\t'*}")
+    buffers=${out#*$'\t'}
+  done
+  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | tr '\n' '\t'
+  echo "$buffers"
+}
+
+echo
+echo "### C1. Relay claim (LIMIT 100) against the backlog"
+echo
+echo "Each row count is due rows, plus as many rows not due (leased or backing"
+echo "off) with lower ids, as in an SQS outage; statistics as left by TRUNCATE"
+echo "(the table grew before autovacuum analyzed it) and after ANALYZE."
+echo
+echo "| due rows | stats | before: ms | before: buffers | after: ms | after: buffers |"
+echo "|---|---|---|---|---|---|"
+for n in $SIZES; do
+  for stats in none analyzed; do
+    "${PSQL[@]}" -c "truncate outbox_message" -c "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+      select 'page_import', '{}', '1', g::text, now() + interval '1 hour' from generate_series(1, $n) g" \
+      -c "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+      select 'page_import', '{}', '1', g::text, now() - interval '1 minute' + g * interval '1 microsecond' from generate_series(1, $n) g"
+    [ $stats = analyzed ] && "${PSQL[@]}" -c "analyze outbox_message"
+    # The old claim with its old index.
+    old=$(median_of_5 "$OLD_CLAIM" "create index tmp_available_idx on outbox_message (available_at); drop index outbox_message_due_idx;")
+    new=$(median_of_5 "$NEW_CLAIM")
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$n" "$stats" "$(cut -f1 <<<"$old")" "$(cut -f2 <<<"$old")" "$(cut -f1 <<<"$new")" "$(cut -f2 <<<"$new")"
+  done
+done
+"${PSQL[@]}" -c "truncate outbox_message"
+
+READ="select pi.id from unnest(\$1::text[], \$2::text[]) with ordinality as r(id, subject, ord)
+  join page_import pi on pi.id = r.id where pi.deleted_at is null
+  and exists (select 1 from organization_member m where m.organization_id = pi.organization_id and m.subject = r.subject)"
+
+echo
+echo "### C2. A by-id read planned on a 1-row table, run at $GROW rows (no ANALYZE)"
+echo
+echo "| plans | plan | planning ms | execution ms |"
+echo "|---|---|---|---|"
+for mode in "generic" "generic, enable_seqscan off" "custom"; do
+  case $mode in
+    generic) settings="set plan_cache_mode = force_generic_plan;" ;;
+    custom) settings="set plan_cache_mode = force_custom_plan;" ;;
+    *) settings="set plan_cache_mode = force_generic_plan; set enable_seqscan = off;" ;;
+  esac
+  out=$("${PSQL[@]}" 2>/dev/null <<SQL
+alter table page_import set (autovacuum_enabled = false);
+truncate page_import, organization, project, organization_member, outbox_message cascade;
+insert into organization (id, name) values (1, 'o');
+insert into project (id, organization_id, name) values (1, 1, 'p');
+insert into organization_member values (1, 'bench');
+insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)
+  values ('first', 1, 1, 'https://example.com/', 1280, 800, 'n', 'bench', 'bench');
+analyze page_import;
+$settings
+prepare read_by_id(text[], text[]) as $READ;
+execute read_by_id(array['first'], array['bench']);
+insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)
+  select 'row-' || g, 1, 1, 'https://example.com/', 1280, 800, 'n', 'bench', 'bench' from generate_series(1, $GROW) g;
+explain (analyze) execute read_by_id(array['row-7'], array['bench']);
+SQL
+)
+  plan=$(grep -oE '(Seq Scan|Index Scan using [a-z_]+|Index Only Scan using [a-z_]+|Bitmap Heap Scan) on page_import' <<<"$out" | head -1)
+  ms=$(grep -oE 'Execution Time: [0-9.]+' <<<"$out" | awk '{print $3}')
+  planning=$(grep -oE 'Planning Time: [0-9.]+' <<<"$out" | awk '{print $3}')
+  printf '| %s | %s | %s | %s |\n' "$mode" "$plan" "$planning" "$ms"
+done
+"${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" -c "alter table page_import reset (autovacuum_enabled)"
