@@ -24,7 +24,7 @@ use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
 use crate::events::Events;
-use crate::http::{self, code2des, events, ops, page_imports, retry, webhooks};
+use crate::http::{self, attempts, code2des, events, ops, page_imports, retry, webhooks};
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
 
@@ -190,6 +190,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/page-imports/{id}/events", get(events::follow))
         .route("/page-imports/{id}/retry", post(retry::retry))
+        .route("/page-imports/{id}/attempts", get(attempts::list))
         .route("/page-imports/{id}/capture", get(page_imports::capture))
         .route("/page-imports/{id}/screenshot", get(page_imports::screenshot))
         .route("/code2des", post(code2des::create))

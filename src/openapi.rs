@@ -5,14 +5,14 @@
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::http::{code2des, events, ops, page_imports, retry, webhooks};
+use crate::http::{attempts, code2des, events, ops, page_imports, retry, webhooks};
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Page Import service", license(name = "Proprietary"), description = "Capture jobs for public web pages, their worker callbacks, and Code2Des jobs."),
     paths(
         page_imports::create, page_imports::list, page_imports::get, page_imports::delete,
-        page_imports::capture, page_imports::screenshot, events::follow, retry::retry,
+        page_imports::capture, page_imports::screenshot, events::follow, retry::retry, attempts::list,
         code2des::create, code2des::get,
         webhooks::receive,
         ops::healthz, ops::readyz, ops::metrics, openapi_json,

@@ -1,5 +1,6 @@
 //! HTTP glue: extractors that answer in problem+json, and shared helpers.
 
+pub mod attempts;
 pub mod code2des;
 pub mod events;
 pub mod idempotent;

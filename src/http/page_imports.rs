@@ -92,7 +92,7 @@ pub struct Links {
     pub screenshot: Option<String>,
 }
 
-fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
+pub(crate) fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 

@@ -399,3 +399,47 @@ async fn only_a_failed_import_can_be_retried_and_only_by_who_sees_it(pool: PgPoo
     expect_problem(anonymous, 401, "unauthorized").await;
     assert_eq!(app.lifecycle(&failed.id).await["status"], "2", "nothing changed");
 }
+
+/// `GET /page-imports/{id}/attempts`: the history through the API, to its
+/// owner only.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_attempt_history_is_served_to_the_owner_only(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let stranger = app.tenant().await;
+    let first = app.job(&tenant).await;
+    app.receive(&app.page_import_queue_url, 1).await;
+    dispatched_long_ago(&app, &first.id).await;
+    sweep(&app).await;
+
+    let path = format!("/page-imports/{}/attempts", first.id);
+    let response = app.get(&path, &tenant.token).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let items = body["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{body}");
+    assert_eq!(
+        (&items[0]["attempt"], &items[0]["reason"], &items[0]["outcome"]),
+        (&json!(1), &json!("create"), &json!("timed_out"))
+    );
+    assert_eq!(items[0]["startedBy"], tenant.subject.as_str());
+    assert!(items[0]["dispatchedAt"].is_string() && items[0]["finishedAt"].is_string());
+    assert_eq!(
+        (&items[1]["attempt"], &items[1]["reason"], &items[1]["startedBy"]),
+        (&json!(2), &json!("sweeper"), &json!("system:sweeper"))
+    );
+    assert!(items[1]["outcome"].is_null() && items[1]["finishedAt"].is_null());
+    assert!(!body.to_string().contains(&first.nonce), "no nonce");
+
+    expect_problem(app.get(&path, &stranger.token).await, 404, "not_found").await;
+    let unknown = "/page-imports/0193ffff-0000-7000-8000-000000000000/attempts";
+    expect_problem(app.get(unknown, &tenant.token).await, 404, "not_found").await;
+    expect_problem(app.http.get(app.url(&path)).send().await.unwrap(), 401, "unauthorized").await;
+    assert_eq!(
+        app.delete(&format!("/page-imports/{}", first.id), &tenant.token)
+            .await
+            .status(),
+        204
+    );
+    expect_problem(app.get(&path, &tenant.token).await, 404, "not_found").await;
+}

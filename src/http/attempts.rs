@@ -1,0 +1,82 @@
+//! `GET /page-imports/{id}/attempts`: the history of an import's attempts,
+//! for users and support staff (SPEC §7 "Attempts").
+
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+
+use crate::app::AppState;
+use crate::auth::Actor;
+use crate::db::attempt::{self, AttemptRow};
+use crate::error::{ApiError, Problem};
+use crate::http::page_imports::timestamp;
+use crate::http::IdPath;
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AttemptList {
+    pub items: Vec<AttemptView>,
+}
+
+/// One attempt. Times are RFC 3339 UTC with milliseconds.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    #[schema(example = 1)]
+    pub attempt: i32,
+    /// Why it started: `create`, `sweeper` (the previous attempt timed out),
+    /// `retryable` (the worker reported a transient failure) or `manual`
+    /// (`POST /page-imports/{id}/retry`).
+    #[schema(example = "create")]
+    pub reason: String,
+    /// Who started it: the user, or `system:sweeper` / `system:capture-worker`.
+    pub started_by: String,
+    pub started_at: String,
+    /// When SQS first accepted its message; its timeout counts from here.
+    pub dispatched_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// `completed`, `failed`, `timed_out` or `retryable_failure`; null while it runs.
+    pub outcome: Option<String>,
+    pub error_message: Option<String>,
+}
+
+impl From<AttemptRow> for AttemptView {
+    fn from(row: AttemptRow) -> Self {
+        Self {
+            attempt: row.attempt,
+            reason: row.reason,
+            started_by: row.started_by,
+            started_at: timestamp(row.started_at),
+            dispatched_at: row.dispatched_at.map(timestamp),
+            finished_at: row.finished_at.map(timestamp),
+            outcome: row.outcome,
+            error_message: row.error_message,
+        }
+    }
+}
+
+/// The attempts of one import, first to last.
+#[utoipa::path(
+    get, path = "/page-imports/{id}/attempts", operation_id = "listPageImportAttempts", tag = "page-imports",
+    params(("id" = String, Path, description = "The import's UUIDv7")),
+    responses(
+        (status = 200, body = AttemptList),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Unknown, deleted, or another tenant's", body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    actor: Actor,
+    IdPath(id): IdPath,
+) -> Result<Json<AttemptList>, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    let rows = attempt::list_visible(&mut conn, &id, &actor.subject).await?;
+    if rows.is_empty() {
+        return Err(ApiError::NotFound);
+    }
+    Ok(Json(AttemptList {
+        items: rows.into_iter().map(AttemptView::from).collect(),
+    }))
+}
