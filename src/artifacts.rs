@@ -107,7 +107,8 @@ impl ManifestError {
             Self::HashMismatch => "manifest_hash_mismatch",
             Self::IdentityMismatch(_) => "manifest_identity_mismatch",
             Self::Invalid(_) => "manifest_invalid",
-            Self::ScreenshotMissing => "screenshot_missing",
+            // SPEC §7 groups every artifact check under `manifest_*`.
+            Self::ScreenshotMissing => "manifest_screenshot_missing",
             Self::Unavailable => "storage_unavailable",
         }
     }
@@ -234,8 +235,11 @@ struct IdentityOwned {
     nonce: String,
 }
 
-/// Reads the top-level object until all four identity fields were seen
-/// (wherever they stand), skipping every other value without keeping it.
+/// Reads the whole manifest: one JSON object (SPEC §7) holding each of the
+/// four identity fields exactly once, wherever they stand, and nothing after
+/// it. Every other value is skipped without being kept, so memory stays
+/// small whatever the size; a truncated object or a repeated identity field
+/// (which readers could take either way) is refused.
 fn check_identity(reader: impl Read, expected: &IdentityOwned) -> Result<(), ManifestError> {
     let invalid = |e: struson::reader::ReaderError| ManifestError::Invalid(e.to_string());
     let mut json = JsonStreamReader::new(reader);
@@ -243,71 +247,56 @@ fn check_identity(reader: impl Read, expected: &IdentityOwned) -> Result<(), Man
         return Err(ManifestError::Invalid("the top level is not an object".into()));
     }
     json.begin_object().map_err(invalid)?;
-    let (mut schema, mut id, mut attempt, mut nonce) = (false, false, false, false);
-    while !(schema && id && attempt && nonce) {
-        if !json.has_next().map_err(invalid)? {
-            let missing = [
-                ("schemaVersion", schema),
-                ("pageImportId", id),
-                ("attempt", attempt),
-                ("nonce", nonce),
-            ]
-            .iter()
-            .filter(|(_, seen)| !seen)
-            .map(|(name, _)| *name)
-            .collect::<Vec<_>>()
-            .join(", ");
-            return Err(ManifestError::Invalid(format!("missing {missing}")));
-        }
+    let mut seen = [false; 4];
+    let mut mismatch = None;
+    while json.has_next().map_err(invalid)? {
         let name = json.next_name_owned().map_err(invalid)?;
-        let seen = match name.as_str() {
-            "schemaVersion" => &mut schema,
-            "pageImportId" => &mut id,
-            "attempt" => &mut attempt,
-            "nonce" => &mut nonce,
-            _ => {
-                json.skip_value().map_err(invalid)?;
-                continue;
-            }
+        let Some(field) = IDENTITY.iter().position(|f| *f == name) else {
+            json.skip_value().map_err(invalid)?;
+            continue;
         };
-        if *seen {
+        if std::mem::replace(&mut seen[field], true) {
             return Err(ManifestError::Invalid(format!("duplicate {name}")));
         }
-        *seen = true;
-        let matches = match name.as_str() {
-            "schemaVersion" => {
-                json.peek().map_err(invalid)? == ValueType::Number && json.next_number_as_str().map_err(invalid)? == "1"
-            }
-            "attempt" => {
-                json.peek().map_err(invalid)? == ValueType::Number
-                    && json.next_number_as_str().map_err(invalid)? == expected.attempt.to_string()
-            }
-            "pageImportId" => {
-                json.peek().map_err(invalid)? == ValueType::String
-                    && json.next_str().map_err(invalid)? == expected.page_import_id
-            }
-            _ => {
-                json.peek().map_err(invalid)? == ValueType::String
-                    && bool::from(
-                        json.next_str()
-                            .map_err(invalid)?
-                            .as_bytes()
-                            .ct_eq(expected.nonce.as_bytes()),
-                    )
+        let want = if matches!(IDENTITY[field], "schemaVersion" | "attempt") {
+            ValueType::Number
+        } else {
+            ValueType::String
+        };
+        let matches = if json.peek().map_err(invalid)? != want {
+            json.skip_value().map_err(invalid)?;
+            false
+        } else {
+            match IDENTITY[field] {
+                "schemaVersion" => json.next_number_as_str().map_err(invalid)? == "1",
+                "attempt" => json.next_number_as_str().map_err(invalid)? == expected.attempt.to_string(),
+                "pageImportId" => json.next_str().map_err(invalid)? == expected.page_import_id,
+                _ => bool::from(
+                    json.next_str()
+                        .map_err(invalid)?
+                        .as_bytes()
+                        .ct_eq(expected.nonce.as_bytes()),
+                ),
             }
         };
-        if !matches {
-            let field = match name.as_str() {
-                "schemaVersion" => "schemaVersion",
-                "attempt" => "attempt",
-                "pageImportId" => "pageImportId",
-                _ => "nonce",
-            };
-            return Err(ManifestError::IdentityMismatch(field));
+        if !matches && mismatch.is_none() {
+            mismatch = Some(IDENTITY[field]);
         }
     }
-    Ok(())
+    json.end_object().map_err(invalid)?;
+    json.consume_trailing_whitespace().map_err(invalid)?;
+    let missing: Vec<&str> = IDENTITY.iter().zip(seen).filter(|(_, s)| !s).map(|(f, _)| *f).collect();
+    if !missing.is_empty() {
+        return Err(ManifestError::Invalid(format!("missing {}", missing.join(", "))));
+    }
+    match mismatch {
+        Some(field) => Err(ManifestError::IdentityMismatch(field)),
+        None => Ok(()),
+    }
 }
+
+/// The manifest's identity fields (SPEC §7).
+const IDENTITY: [&str; 4] = ["schemaVersion", "pageImportId", "attempt", "nonce"];
 
 /// `Read` over chunks arriving on a channel.
 struct ChannelReader {
@@ -398,13 +387,6 @@ mod tests {
             )),
             Ok(())
         );
-        // Once all four are seen, the rest is not parsed (it is hashed).
-        assert_eq!(
-            check(&format!(
-                r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce","x": tru"#
-            )),
-            Ok(())
-        );
     }
 
     #[test]
@@ -453,6 +435,14 @@ mod tests {
                 "[".repeat(1000),
                 "]".repeat(1000)
             ),
+            // Complete identity, then cut off: the whole object must parse.
+            format!(r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce","x": tru"#),
+            format!(r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce""#),
+            // An identity field repeated after all four were seen.
+            format!(r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce","attempt":2}}"#),
+            format!(r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce","nonce":"n0nce"}}"#),
+            // Something after the object.
+            format!(r#"{{"schemaVersion":1,"pageImportId":"{ID}","attempt":1,"nonce":"n0nce"}} {{}}"#),
         ] {
             assert!(matches!(check(&json), Err(ManifestError::Invalid(_))), "{json}");
         }

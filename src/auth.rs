@@ -37,18 +37,35 @@ pub struct Authenticator {
     refetch: Mutex<Option<Instant>>,
     /// Tokens already verified, so a client's repeated requests do not pay
     /// for an RSA verification each time (the largest CPU cost of a request).
-    verified: std::sync::Mutex<HashMap<String, Verified>>,
+    /// Keyed by the token's SHA-256, so the cache holds no usable token;
+    /// bounded, least-recently-used entries evicted first (moka).
+    verified: moka::sync::Cache<[u8; 32], Verified>,
 }
 
+#[derive(Clone)]
 struct Verified {
     actor: Actor,
-    valid_until: Instant,
+    ttl: Duration,
+}
+
+/// Each verified token expires on its own clock (`Verified::ttl`).
+struct VerifiedExpiry;
+
+impl moka::Expiry<[u8; 32], Verified> for VerifiedExpiry {
+    fn expire_after_create(&self, _: &[u8; 32], value: &Verified, _: Instant) -> Option<Duration> {
+        Some(value.ttl)
+    }
 }
 
 /// A verified token is trusted from the cache at most this long (and never
 /// past its `exp` + leeway), so a key removed from the JWKS stops working soon.
 const VERIFIED_TTL_SECS: u64 = 300;
-const MAX_VERIFIED: usize = 10_000;
+const MAX_VERIFIED: u64 = 10_000;
+
+fn token_key(token: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).into()
+}
 
 #[derive(Default)]
 struct KeyCache {
@@ -99,7 +116,10 @@ impl Authenticator {
             http,
             keys: RwLock::new(KeyCache::default()),
             refetch: Mutex::new(None),
-            verified: std::sync::Mutex::new(HashMap::new()),
+            verified: moka::sync::Cache::builder()
+                .max_capacity(MAX_VERIFIED)
+                .expire_after(VerifiedExpiry)
+                .build(),
         }
     }
 
@@ -113,36 +133,20 @@ impl Authenticator {
     }
 
     fn cached(&self, token: &str) -> Option<Actor> {
-        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        match verified.get(token) {
-            Some(v) if v.valid_until > Instant::now() => Some(v.actor.clone()),
-            Some(_) => {
-                verified.remove(token);
-                None
-            }
-            None => None,
-        }
+        self.verified.get(&token_key(token)).map(|v| v.actor)
     }
 
     fn remember(&self, token: &str, actor: &Actor, exp: u64) {
         let ttl = (exp + LEEWAY_SECS)
             .saturating_sub(jsonwebtoken::get_current_timestamp())
             .min(VERIFIED_TTL_SECS);
-        let now = Instant::now();
-        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        if verified.len() >= MAX_VERIFIED {
-            verified.retain(|_, v| v.valid_until > now);
-            if verified.len() >= MAX_VERIFIED {
-                verified.clear();
-            }
-        }
-        verified.insert(
-            token.to_owned(),
-            Verified {
+        if ttl > 0 {
+            let verified = Verified {
                 actor: actor.clone(),
-                valid_until: now + Duration::from_secs(ttl),
-            },
-        );
+                ttl: Duration::from_secs(ttl),
+            };
+            self.verified.insert(token_key(token), verified);
+        }
     }
 
     /// Full verification: header, key, signature, claims. Returns the actor and `exp`.

@@ -421,14 +421,22 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
         dispatched, expected,
         "every import dispatched once SQS is back, as attempt 1"
     );
-    let stamped: i64 = sqlx::query_scalar(
-        "select count(*) from page_import_attempt where page_import_id = any($1) and attempt = 1 and dispatched_at is not null",
-    )
-    .bind(ids.iter().cloned().collect::<Vec<_>>())
-    .fetch_one(&app.pool)
-    .await
-    .unwrap();
-    assert_eq!(stamped, 5, "their clocks start now");
+    // Stamped by the statement that deletes the published rows, a moment
+    // after SQS accepted them.
+    let ids: Vec<String> = ids.into_iter().collect();
+    let stamped = eventually(Duration::from_secs(5), || async {
+        let n: i64 = sqlx::query_scalar(
+            "select count(*) from page_import_attempt
+             where page_import_id = any($1) and attempt = 1 and dispatched_at is not null",
+        )
+        .bind(&ids)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        n == 5
+    })
+    .await;
+    assert!(stamped, "their clocks start once SQS accepted them");
 }
 
 /// A failed batch is rescheduled in one statement, each message with its own

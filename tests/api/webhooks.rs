@@ -375,6 +375,18 @@ async fn manifest_problems_are_422_naming_what_is_wrong(pool: PgPool) {
     let problem = expect_problem(app.callback(&body).await, 422, "validation_failed").await;
     assert_eq!(problem["errors"][0]["code"], "manifest_invalid");
 
+    // The identity complete, the object cut off (or an identity field
+    // repeated): the manifest is read to its end, so both are refused.
+    let whole = manifest(&job);
+    let cut = whole[..whole.len() - 10].to_vec();
+    let mut repeated = whole[..whole.len() - 1].to_vec();
+    repeated.extend_from_slice(format!(r#","attempt":{}}}"#, job.attempt + 1).as_bytes());
+    for bytes in [cut, repeated] {
+        let body = app.upload_capture(&job, bytes).await;
+        let problem = expect_problem(app.callback(&body).await, 422, "validation_failed").await;
+        assert_eq!(problem["errors"][0]["code"], "manifest_invalid");
+    }
+
     // A good manifest but no screenshot.
     let body = app.upload_capture(&job, manifest(&job)).await;
     app.s3
@@ -386,7 +398,7 @@ async fn manifest_problems_are_422_naming_what_is_wrong(pool: PgPool) {
         .unwrap();
     let problem = expect_problem(app.callback(&body).await, 422, "validation_failed").await;
     assert_eq!(problem["errors"][0]["field"], "screenshotUrl");
-    assert_eq!(problem["errors"][0]["code"], "screenshot_missing");
+    assert_eq!(problem["errors"][0]["code"], "manifest_screenshot_missing");
 
     assert_eq!(
         app.lifecycle(&job.id).await["status"],
