@@ -28,24 +28,6 @@ impl std::fmt::Debug for OutboxMessage {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn debug_leaves_the_body_and_its_nonce_out() {
-        let message = super::OutboxMessage {
-            id: 7,
-            queue: "page_import".into(),
-            body: r#"{"nonce":"s3cr3t-nonce"}"#.into(),
-            message_group_id: "1".into(),
-            deduplication_id: "x:1".into(),
-            attempts: 0,
-        };
-        let printed = format!("{message:?}");
-        assert!(!printed.contains("s3cr3t"), "{printed}");
-        assert!(printed.contains("x:1"), "{printed}");
-    }
-}
-
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
@@ -202,4 +184,22 @@ pub async fn backlog(conn: &mut PgConnection) -> sqlx::Result<i64> {
     sqlx::query_scalar!(r#"select count(*) as "count!" from outbox_message"#)
         .fetch_one(conn)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn debug_leaves_the_body_and_its_nonce_out() {
+        let message = super::OutboxMessage {
+            id: 7,
+            queue: "page_import".into(),
+            body: r#"{"nonce":"s3cr3t-nonce"}"#.into(),
+            message_group_id: "1".into(),
+            deduplication_id: "x:1".into(),
+            attempts: 0,
+        };
+        let printed = format!("{message:?}");
+        assert!(!printed.contains("s3cr3t"), "{printed}");
+        assert!(printed.contains("x:1"), "{printed}");
+    }
 }
