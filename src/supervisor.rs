@@ -32,6 +32,12 @@ impl Tasks {
         up.iter().filter(|(_, up)| !**up).map(|(name, _)| *name).collect()
     }
 
+    /// The names of the tasks that run right now.
+    pub fn running(&self) -> Vec<&'static str> {
+        let up = self.up.lock().unwrap_or_else(|e| e.into_inner());
+        up.iter().filter(|(_, up)| **up).map(|(name, _)| *name).collect()
+    }
+
     fn set(&self, name: &'static str, up: bool, metrics: &Metrics) {
         self.up.lock().unwrap_or_else(|e| e.into_inner()).insert(name, up);
         metrics.task_up(name, up);

@@ -17,7 +17,7 @@ use sqlx::{PgConnection, PgPool};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::db::page_import::{self, NewPageImport, OutboundMessage, PageImport, PendingCreate};
+use crate::db::page_import::{self, PageImport, PendingCreate};
 use crate::error::{database_unavailable, ApiError};
 
 /// A queued request is either still waiting, taken into a batch (it will run
@@ -296,21 +296,8 @@ pub async fn run_creates(pool: &PgPool, batch: Vec<PendingCreate>) -> Vec<Result
 }
 
 async fn insert_one(conn: &mut PgConnection, c: &PendingCreate) -> sqlx::Result<Option<(PageImport, i64)>> {
-    let new = NewPageImport {
-        id: &c.id,
-        organization_id: c.organization_id,
-        project_id: c.project_id,
-        source_url: &c.source_url,
-        viewport: c.viewport,
-        ready_selector: c.ready_selector.as_ref(),
-        nonce: &c.nonce,
-        actor: &c.actor,
-    };
-    let message = OutboundMessage {
-        body: &c.body,
-        lease_ms: c.lease_ms,
-    };
-    page_import::insert_with_message(conn, &new, &message).await
+    let mut one = page_import::insert_many_with_messages(conn, std::slice::from_ref(c)).await?;
+    Ok(one.pop().flatten())
 }
 
 /// Statements wider than this gain little and hold their connection longer.

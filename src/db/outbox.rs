@@ -114,7 +114,8 @@ pub async fn make_due(conn: &mut PgConnection, queue: &str, unclaimed: &[i64]) -
 
 /// Removes messages SQS has accepted, and starts the clock of the capture
 /// attempts they carry (`dispatched_at`, set once: a duplicate publish does
-/// not restart it). The capture message's deduplication id is `{id}:{attempt}`.
+/// not restart it). The capture message's deduplication id names the attempt
+/// (`page_import_contract::job::deduplication_id`: `{id}:{attempt}`).
 pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
     let deleted = sqlx::query_scalar!(
         r#"

@@ -2,6 +2,7 @@
 //! so another tenant's row reads exactly like a missing one.
 
 use chrono::{DateTime, Utc};
+use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
 use crate::domain::{ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
@@ -56,80 +57,7 @@ macro_rules! page_import_from {
     };
 }
 
-pub struct NewPageImport<'a> {
-    pub id: &'a str,
-    pub organization_id: i64,
-    pub project_id: i64,
-    pub source_url: &'a SourceUrl,
-    pub viewport: Viewport,
-    pub ready_selector: Option<&'a ReadySelector>,
-    pub nonce: &'a Nonce,
-    pub actor: &'a str,
-}
-
-/// The queue message that goes with a new row, written in the same statement.
-pub struct OutboundMessage<'a> {
-    pub body: &'a str,
-    /// Milliseconds the immediate publisher holds the message before the relay may take it.
-    pub lease_ms: i64,
-}
-
-/// Inserts the row and its outbox message in one statement, but only when
-/// the project belongs to the organization and the actor is a member of it.
-/// Returns the row and the outbox id, or `None` when the project is not visible.
-pub async fn insert_with_message(
-    conn: &mut PgConnection,
-    new: &NewPageImport<'_>,
-    message: &OutboundMessage<'_>,
-) -> sqlx::Result<Option<(PageImport, i64)>> {
-    let row = sqlx::query!(
-        r#"
-        with visible_project as (
-            select p.id, p.organization_id
-            from project p
-            join organization_member m on m.organization_id = p.organization_id and m.subject = $4
-            where p.id = $3 and p.organization_id = $2
-        ), inserted as (
-            insert into page_import (
-                id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                device_scale_factor, ready_selector, nonce, created_by, updated_by
-            )
-            select $1, vp.organization_id, vp.id, $5, $6, $7, $8, $9, $10, $4, $4
-            from visible_project vp
-            returning *
-        ), queued as (
-            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-            select 'page_import', $11, i.project_id::text, i.id || ':' || i.attempt,
-                   now() + make_interval(secs => $12::bigint / 1000.0)
-            from inserted i
-            returning id
-        )
-        select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url,
-               i.viewport_width, i.viewport_height, i.device_scale_factor, i.ready_selector,
-               i.status as "status: ImportStatus", i.attempt, i.result_url, i.capture_hash,
-               i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
-               q.id as outbox_id
-        from inserted i, queued q
-        "#,
-        new.id,
-        new.organization_id,
-        new.project_id,
-        new.actor,
-        new.source_url.as_str(),
-        new.viewport.width,
-        new.viewport.height,
-        new.viewport.device_scale_factor,
-        new.ready_selector.map(ReadySelector::as_str),
-        new.nonce.expose(),
-        message.body,
-        message.lease_ms,
-    )
-    .fetch_optional(conn)
-    .await?;
-    Ok(row.map(|r| (page_import_from!(r), r.outbox_id)))
-}
-
-/// One create in a coalesced batch: the row's fields and its queue message.
+/// One create: the row's fields and its queue message.
 pub struct PendingCreate {
     pub id: String,
     pub organization_id: i64,
@@ -140,12 +68,16 @@ pub struct PendingCreate {
     pub ready_selector: Option<ReadySelector>,
     pub nonce: Nonce,
     pub body: String,
+    /// Milliseconds the after-commit publisher holds the message before the relay may take it.
     pub lease_ms: i64,
 }
 
-/// [`insert_with_message`] for many creates in one statement (one commit,
-/// one WAL flush): one answer per create, in order — the row and its outbox
-/// id, or `None` when that create's project is not visible to its actor.
+/// The one statement that creates imports: inserts each row and its outbox
+/// message, but only where the project belongs to the organization and the
+/// actor is a member of it. Many creates share the statement (one commit,
+/// one WAL flush: `db::coalesce`); a create with an `Idempotency-Key` runs it
+/// alone inside its transaction. One answer per create, in order: the row
+/// and its outbox id, or `None` when that create's project is not visible.
 pub async fn insert_many_with_messages(
     conn: &mut PgConnection,
     batch: &[PendingCreate],
@@ -165,13 +97,15 @@ pub async fn insert_many_with_messages(
     let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
     let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
     let leases: Vec<i64> = batch.iter().map(|c| c.lease_ms).collect();
+    let dedups: Vec<String> = batch.iter().map(|c| deduplication_id(&c.id, 1)).collect();
     let rows = sqlx::query!(
         r#"
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
-                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::int8[])
+                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::int8[],
+                                 $13::text[])
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
-                     nonce, body, lease_ms)
+                     nonce, body, lease_ms, dedup)
         ), inserted as (
             insert into page_import (
                 id, organization_id, project_id, source_url, viewport_width, viewport_height,
@@ -188,7 +122,7 @@ pub async fn insert_many_with_messages(
             returning *
         ), queued as (
             insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-            select 'page_import', r.body, i.project_id::text, i.id || ':' || i.attempt,
+            select 'page_import', r.body, i.project_id::text, r.dedup,
                    now() + make_interval(secs => r.lease_ms / 1000.0)
             from inserted i join req r on r.id = i.id
             returning id, deduplication_id
@@ -198,7 +132,9 @@ pub async fn insert_many_with_messages(
                i.status as "status: ImportStatus", i.attempt, i.result_url, i.capture_hash,
                i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
                q.id as outbox_id
-        from inserted i join queued q on q.deduplication_id = i.id || ':' || i.attempt
+        from inserted i
+        join req r on r.id = i.id
+        join queued q on q.deduplication_id = r.dedup
         "#,
         &ids as &[&str],
         &orgs,
@@ -212,6 +148,7 @@ pub async fn insert_many_with_messages(
         &nonces as &[&str],
         &bodies as &[&str],
         &leases,
+        &dedups,
     )
     .fetch_all(conn)
     .await?;
@@ -517,7 +454,7 @@ pub async fn start_next_attempt(
             returning id, project_id, attempt
         )
         insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-        select 'page_import', $7, n.project_id::text, n.id || ':' || n.attempt, now()
+        select 'page_import', $7, n.project_id::text, $8, now()
         from next n
         returning id
         "#,
@@ -528,6 +465,7 @@ pub async fn start_next_attempt(
         expected_status as ImportStatus,
         expected_nonce,
         message_body,
+        deduplication_id(id, attempt + 1),
     )
     .fetch_optional(conn)
     .await

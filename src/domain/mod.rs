@@ -12,6 +12,12 @@ pub use source_url::{SourceUrl, SourceUrlError, SourceUrlPolicy};
 /// (UUIDs, and the ids a cursor carries). Anything else names nothing, and
 /// must not reach a query: PostgreSQL rejects a NUL byte with an error
 /// instead of a miss.
+/// Every time the API answers with: RFC 3339, UTC, milliseconds
+/// (`2026-11-29T12:00:00.123Z`).
+pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 pub fn is_resource_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }

@@ -8,8 +8,8 @@ use serde::Serialize;
 use crate::app::AppState;
 use crate::auth::Actor;
 use crate::db::attempt::{self, AttemptRow};
+use crate::domain::timestamp;
 use crate::error::{ApiError, Problem};
-use crate::http::page_imports::timestamp;
 use crate::http::IdPath;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -56,7 +56,6 @@ pub struct Code2DesLinks {
 
 impl From<Code2Des> for Code2DesView {
     fn from(row: Code2Des) -> Self {
-        let ts = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         Self {
             links: Code2DesLinks {
                 self_: format!("/code2des/{}", row.id),
@@ -68,8 +67,8 @@ impl From<Code2Des> for Code2DesView {
             page_import_id: row.page_import_id,
             capture_hash: row.capture_hash,
             status: row.status,
-            created_at: ts(row.created_at),
-            updated_at: ts(row.updated_at),
+            created_at: crate::domain::timestamp(row.created_at),
+            updated_at: crate::domain::timestamp(row.updated_at),
             created_by: row.created_by,
         }
     }

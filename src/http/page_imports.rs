@@ -12,9 +12,9 @@ use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
-use crate::db::page_import::{self as db, NewPageImport, OutboundMessage, PageImport, PendingCreate};
+use crate::db::page_import::{self as db, PageImport, PendingCreate};
 use crate::dns::DnsCheckError;
-use crate::domain::{cursor, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
+use crate::domain::{cursor, timestamp, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 use crate::error::{ApiError, FieldError, Problem};
 use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
@@ -90,10 +90,6 @@ pub struct Links {
     pub self_: String,
     pub capture: Option<String>,
     pub screenshot: Option<String>,
-}
-
-pub(crate) fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 impl From<PageImport> for PageImportView {
@@ -244,23 +240,24 @@ async fn create_inner(
     );
     let lease_ms = state.publisher.lease().as_millis() as i64;
 
+    let pending = PendingCreate {
+        id: id.clone(),
+        organization_id: request.organization_id,
+        project_id: request.project_id,
+        actor: actor.subject.clone(),
+        source_url: request.source_url,
+        viewport: request.viewport,
+        ready_selector: request.ready_selector,
+        nonce,
+        body: message_body.clone(),
+        lease_ms,
+    };
     // The row and its message are one statement, so without an idempotency
     // key no explicit transaction is needed, and concurrent creates share one
-    // statement and one commit (see `db::coalesce`).
+    // statement and one commit (see `db::coalesce`). With a key, the key's
+    // response commits with the row.
     let (view, outbox_id) = match key {
         None => {
-            let pending = PendingCreate {
-                id: id.clone(),
-                organization_id: request.organization_id,
-                project_id: request.project_id,
-                actor: actor.subject.clone(),
-                source_url: request.source_url,
-                viewport: request.viewport,
-                ready_selector: request.ready_selector,
-                nonce,
-                body: message_body.clone(),
-                lease_ms,
-            };
             let (row, outbox_id) = state
                 .creates
                 .call(pending, deadline.0)
@@ -269,23 +266,11 @@ async fn create_inner(
             (PageImportView::from(row), outbox_id)
         }
         Some(key) => {
-            let new = NewPageImport {
-                id: &id,
-                organization_id: request.organization_id,
-                project_id: request.project_id,
-                source_url: &request.source_url,
-                viewport: request.viewport,
-                ready_selector: request.ready_selector.as_ref(),
-                nonce: &nonce,
-                actor: &actor.subject,
-            };
-            let outbound = OutboundMessage {
-                body: &message_body,
-                lease_ms,
-            };
             let mut tx = state.pool.begin().await?;
-            let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &outbound)
+            let (row, outbox_id) = db::insert_many_with_messages(&mut tx, std::slice::from_ref(&pending))
                 .await?
+                .pop()
+                .flatten()
                 .ok_or(ApiError::NotFound)?;
             let view = PageImportView::from(row);
             let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
@@ -311,7 +296,7 @@ async fn create_inner(
         queue: QueueName::PageImport.as_str().to_owned(),
         body: message_body,
         message_group_id: project_id.to_string(),
-        deduplication_id: format!("{id}:1"),
+        deduplication_id: page_import_contract::job::deduplication_id(&id, 1),
         attempts: 0,
     });
 

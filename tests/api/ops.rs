@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sqlx::PgPool;
 
+use crate::helpers::process::{database_url_of, ServiceProcess};
 use crate::helpers::*;
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -112,20 +113,52 @@ async fn request_ids_are_generated_or_honored(pool: PgPool) {
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn metrics_count_requests_by_route_and_status(pool: PgPool) {
-    let app = TestApp::spawn(pool).await;
+    // A service process of its own: the metrics registry is process-wide,
+    // and in this test binary every other test's app feeds it too, so only
+    // a fresh process gives counts this test alone made.
+    let app = TestApp::spawn(pool.clone()).await;
     let tenant = app.tenant().await;
-    app.create_import(&tenant).await;
-    let response = app.http.get(app.url("/metrics")).send().await.unwrap();
+    let service = ServiceProcess::start(&app, &database_url_of(&pool), &[]);
+    let http = reqwest::Client::new();
+    for _ in 0..3 {
+        let response = http
+            .post(service.url("/page-imports"))
+            .bearer_auth(&tenant.token)
+            .json(&import_body(&tenant))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 202);
+    }
+    let unknown = service.url("/page-imports/0193ffff-0000-7000-8000-000000000000");
+    let response = http.get(&unknown).bearer_auth(&tenant.token).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+
+    let response = http.get(service.url("/metrics")).send().await.unwrap();
     assert_eq!(response.status(), 200);
     let text = response.text().await.unwrap();
-    assert!(
-        text.lines().any(|l| l.starts_with("http_requests_total{")
-            && l.contains("route=\"/page-imports\"")
-            && l.contains("status=\"202\"")),
+    let value = |name: &str, labels: &[&str]| -> Option<f64> {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && labels.iter().all(|p| l.contains(p)))
+            .or_else(|| {
+                labels
+                    .is_empty()
+                    .then(|| text.lines().find(|l| l.starts_with(&format!("{name} "))))
+                    .flatten()
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    let created = [r#"method="POST""#, r#"route="/page-imports""#, r#"status="202""#];
+    assert_eq!(value("http_requests_total", &created), Some(3.0), "{text}");
+    let missing = [r#"method="GET""#, r#"route="/page-imports/{id}""#, r#"status="404""#];
+    assert_eq!(value("http_requests_total", &missing), Some(1.0), "{text}");
+    assert_eq!(
+        value("http_request_duration_seconds_count", &created),
+        Some(3.0),
         "{text}"
     );
-    assert!(text.contains("http_request_duration_seconds_bucket"), "{text}");
-    assert!(text.contains("page_imports_created_total"), "{text}");
+    assert_eq!(value("page_imports_created_total", &[]), Some(3.0), "{text}");
+    drop(service);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

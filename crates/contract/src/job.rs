@@ -62,6 +62,14 @@ pub fn artifact_prefix(page_import_id: &str, attempt: i32) -> String {
     format!("page-imports/{page_import_id}/{attempt}/")
 }
 
+/// The SQS deduplication id of an attempt's capture message: `{id}:{attempt}`.
+/// Also how the outbox names the attempt a message carries (publishing it
+/// stamps that attempt's `dispatched_at`: `db::outbox::delete_published`
+/// reads it back).
+pub fn deduplication_id(page_import_id: &str, attempt: i32) -> String {
+    format!("{page_import_id}:{attempt}")
+}
+
 /// `s3://{bucket}/{key}`: how artifacts are named in callbacks and rows.
 pub fn s3_url(bucket: &str, key: &str) -> String {
     format!("s3://{bucket}/{key}")
