@@ -72,7 +72,7 @@ impl AppState {
     /// Builds the state: a lazily connecting pool (start-up does not need the
     /// database to be up), the AWS clients and the JWKS cache.
     pub async fn new(config: Config) -> anyhow::Result<Self> {
-        let options: PgConnectOptions = config.database_url.parse()?;
+        let options: PgConnectOptions = secrecy::ExposeSecret::expose_secret(&config.database_url).parse()?;
         let pool = PgPoolOptions::new()
             // statement_timeout bounds every query; a dead database fails
             // fast. Set after connecting, not as a startup option, which

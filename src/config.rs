@@ -1,16 +1,19 @@
 //! Configuration from environment variables (SPEC §2). A missing or malformed
 //! value stops start-up with one line naming the variable.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+use secrecy::SecretString;
 
 use crate::webhook::WebhookSecrets;
 pub use page_import_platform::config::{ConfigError, Env, LogFormat};
 
-#[derive(Clone)]
+/// `Debug` prints every setting but the secrets, which are `secrecy` boxes.
+#[derive(Clone, Debug)]
 pub struct Config {
-    pub database_url: String,
+    /// May hold a password.
+    pub database_url: SecretString,
     pub listen_addr: SocketAddr,
     pub public_base_url: String,
     pub page_import_queue_url: String,
@@ -45,24 +48,6 @@ pub struct Config {
     pub events_max_streams: usize,
     /// When set, `/metrics` is served only on this second listener.
     pub metrics_addr: Option<SocketAddr>,
-}
-
-// Secrets and the database URL (which may hold a password) stay out of Debug output.
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Config")
-            .field("listen_addr", &self.listen_addr)
-            .field("public_base_url", &self.public_base_url)
-            .field("page_import_queue_url", &self.page_import_queue_url)
-            .field("code2des_queue_url", &self.code2des_queue_url)
-            .field("artifact_bucket", &self.artifact_bucket)
-            .field("auth_jwks_url", &self.auth_jwks_url)
-            .field("auth_issuer", &self.auth_issuer)
-            .field("capture_timeout", &self.capture_timeout)
-            .field("source_url_dns_check", &self.source_url_dns_check)
-            .field("allow_private_source_urls", &self.allow_private_source_urls)
-            .finish_non_exhaustive()
-    }
 }
 
 fn http_url(v: &str, allow_file: bool) -> Result<String, String> {
@@ -142,7 +127,7 @@ impl Config {
             _ => Err("expected a whole number from 1 to 64".into()),
         })?;
         Ok(Self {
-            database_url,
+            database_url: database_url.into(),
             listen_addr,
             public_base_url,
             page_import_queue_url,
@@ -205,6 +190,17 @@ mod tests {
 
     fn load(env: &HashMap<&'static str, &'static str>) -> Result<Config, ConfigError> {
         Config::from_lookup(|k| env.get(k).map(|v| v.to_string()))
+    }
+
+    #[test]
+    fn debug_prints_settings_but_no_secret() {
+        let mut env = base();
+        env.insert("DATABASE_URL", "postgres://app:pa55word@db.internal/page_import");
+        let printed = format!("{:?}", load(&env).unwrap());
+        assert!(printed.contains("artifacts"), "{printed}");
+        for secret in ["pa55word", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_"] {
+            assert!(!printed.contains(secret), "{secret} in {printed}");
+        }
     }
 
     #[test]

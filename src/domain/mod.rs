@@ -28,6 +28,8 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+use secrecy::{ExposeSecret, SecretString};
+
 /// Lifecycle status, stored as the `page_import_status` enum ('0', '1', '2').
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, Serialize, Deserialize, utoipa::ToSchema)]
 #[sqlx(type_name = "page_import_status")]
@@ -145,26 +147,25 @@ impl ReadySelector {
     }
 }
 
-/// The per-job correlation fence: 32 CSPRNG bytes, base64url. Its `Debug`
-/// never prints the value, so it cannot leak through logs.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Nonce(String);
+/// The per-job correlation fence: 32 CSPRNG bytes, base64url, held in a
+/// `secrecy` box: never printed by `Debug`, zeroed when dropped.
+pub struct Nonce(SecretString);
 
 impl Nonce {
     pub fn generate() -> Self {
         let mut bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut bytes);
-        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+        Self(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes).into())
     }
 
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 }
 
 impl fmt::Debug for Nonce {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Nonce(**redacted**)")
+        f.debug_tuple("Nonce").field(&self.0).finish()
     }
 }
 
@@ -229,7 +230,7 @@ mod tests {
     fn nonce_is_32_random_bytes_and_never_debug_printed() {
         let a = Nonce::generate();
         let b = Nonce::generate();
-        assert_ne!(a, b);
+        assert_ne!(a.expose(), b.expose());
         assert_eq!(a.expose().len(), 43);
         assert!(!format!("{a:?}").contains(a.expose()));
     }

@@ -7,8 +7,8 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
+use secrecy::{ExposeSecret, SecretSlice};
 use sha2::Sha256;
-use std::fmt;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -17,24 +17,13 @@ pub const TOLERANCE_SECS: i64 = 300;
 const MAX_HEADER_LEN: usize = 4096;
 
 /// One signing secret: the decoded bytes after `whsec_`.
-#[derive(Clone)]
-pub struct WebhookSecret(Vec<u8>);
+/// The key bytes live in a `secrecy` box: redacted in `Debug`, zeroed on drop.
+#[derive(Clone, Debug)]
+pub struct WebhookSecret(std::sync::Arc<SecretSlice<u8>>);
 
 /// Every secret currently accepted (more than one during rotation).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct WebhookSecrets(Vec<WebhookSecret>);
-
-impl fmt::Debug for WebhookSecret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("WebhookSecret(**redacted**)")
-    }
-}
-
-impl fmt::Debug for WebhookSecrets {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WebhookSecrets({} redacted)", self.0.len())
-    }
-}
 
 impl WebhookSecret {
     pub fn parse(s: &str) -> Result<Self, String> {
@@ -48,7 +37,7 @@ impl WebhookSecret {
         if bytes.len() < 16 {
             return Err("a secret must decode to at least 16 bytes".into());
         }
-        Ok(Self(bytes))
+        Ok(Self(std::sync::Arc::new(bytes.into())))
     }
 
     /// `v1,<base64 signature>` for the given message.
@@ -58,7 +47,7 @@ impl WebhookSecret {
     }
 
     fn mac(&self, msg_id: &str, timestamp: i64, body: &[u8]) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key length");
+        let mut mac = HmacSha256::new_from_slice(self.0.expose_secret()).expect("HMAC takes any key length");
         mac.update(msg_id.as_bytes());
         mac.update(b".");
         mac.update(timestamp.to_string().as_bytes());
