@@ -60,6 +60,12 @@ pub struct Shared {
     pub tasks: Arc<crate::supervisor::Tasks>,
 }
 
+impl axum::extract::FromRef<AppState> for Arc<Authenticator> {
+    fn from_ref(state: &AppState) -> Self {
+        state.auth.clone()
+    }
+}
+
 impl Shared {
     pub fn source_url_policy(&self) -> SourceUrlPolicy {
         SourceUrlPolicy {

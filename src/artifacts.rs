@@ -12,7 +12,7 @@ use struson::reader::{JsonReader, JsonStreamReader, ValueType};
 use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
-use crate::queue::messages::artifact_prefix;
+use page_import_contract::job::artifact_prefix;
 
 /// Manifests above this size are refused (SPEC §7).
 pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;

@@ -4,14 +4,13 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use tokio::sync::{Mutex, RwLock};
 
-use crate::app::AppState;
 use crate::error::ApiError;
 
 /// At most one JWKS refetch per this interval, however many unknown `kid`s arrive.
@@ -279,10 +278,15 @@ impl Authenticator {
     }
 }
 
-impl FromRequestParts<AppState> for Actor {
+/// Any state that can hand out the authenticator (the app's: `app.rs`).
+impl<S> FromRequestParts<S> for Actor
+where
+    S: Send + Sync,
+    std::sync::Arc<Authenticator>: FromRef<S>,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let header = parts
             .headers
             .get(axum::http::header::AUTHORIZATION)
@@ -298,7 +302,9 @@ impl FromRequestParts<AppState> for Actor {
             .ok_or(ApiError::Unauthorized {
                 detail: "The Authorization header must be a Bearer token.",
             })?;
-        Ok(state.auth.authenticate(token).await?)
+        Ok(std::sync::Arc::<Authenticator>::from_ref(state)
+            .authenticate(token)
+            .await?)
     }
 }
 

@@ -222,27 +222,13 @@ impl IntoResponse for ApiError {
 /// Database failures: an unreachable or exhausted pool is a 503, anything else a 500.
 impl From<sqlx::Error> for ApiError {
     fn from(err: sqlx::Error) -> Self {
-        if database_unavailable(&err) {
+        if crate::db::database_unavailable(&err) {
             tracing::warn!(error = %err, "database unavailable");
             Self::Unavailable("database")
         } else {
             Self::Internal(err.into())
         }
     }
-}
-
-/// Whether a database error means "unavailable, try again" (503) rather than a bug (500).
-pub fn database_unavailable(err: &sqlx::Error) -> bool {
-    match err {
-        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => true,
-        sqlx::Error::Database(db) => is_unavailable_sqlstate(db.code().as_deref()),
-        _ => false,
-    }
-}
-
-/// Connection exceptions, shutdown, and the statement timeout (57014).
-fn is_unavailable_sqlstate(code: Option<&str>) -> bool {
-    matches!(code, Some(c) if c.starts_with("08") || c == "57P01" || c == "57P02" || c == "57P03" || c == "57014" || c == "53300")
 }
 
 /// Turns a named constraint violation into a client error, as realworld-axum-sqlx does.
@@ -302,5 +288,18 @@ impl From<QueryRejection> for ApiError {
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> Self {
         Self::bad_request("invalid_path", truncate(rejection.body_text()))
+    }
+}
+
+/// A coalesced statement's failure, as the API answers it.
+impl From<crate::db::coalesce::CoalesceError> for ApiError {
+    fn from(err: crate::db::coalesce::CoalesceError) -> Self {
+        use crate::db::coalesce::CoalesceError;
+        match err {
+            CoalesceError::Overloaded => Self::Overloaded,
+            CoalesceError::Timeout => Self::Timeout,
+            CoalesceError::Unavailable => Self::Unavailable("database"),
+            CoalesceError::Failed(why) => Self::Internal(anyhow::anyhow!(why)),
+        }
     }
 }

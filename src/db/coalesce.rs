@@ -17,8 +17,38 @@ use sqlx::{PgConnection, PgPool};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
+use crate::db::database_unavailable;
 use crate::db::page_import::{self, PageImport, PendingCreate};
-use crate::error::{database_unavailable, ApiError};
+
+/// Why a coalesced request got no row: answered by the API as 503
+/// `overloaded`, 503 `request_timeout`, 503 `dependency_unavailable` or 500
+/// (`From<CoalesceError> for CoalesceError`, in `error.rs`).
+#[derive(Debug, thiserror::Error)]
+pub enum CoalesceError {
+    /// The queue in front of the batches is full.
+    #[error("the coalescing queue is full")]
+    Overloaded,
+    /// No batch took the request before its deadline; it never ran.
+    #[error("not batched before its deadline")]
+    Timeout,
+    /// The database is unavailable, or the batch ran past its timeout.
+    #[error("the database is unavailable")]
+    Unavailable,
+    /// Any other failure (a database error, a batch that panicked).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<sqlx::Error> for CoalesceError {
+    fn from(err: sqlx::Error) -> Self {
+        if database_unavailable(&err) {
+            tracing::warn!(error = %err, "database unavailable");
+            Self::Unavailable
+        } else {
+            Self::Failed(err.to_string())
+        }
+    }
+}
 
 /// A queued request is either still waiting, taken into a batch (it will run
 /// and its caller waits for the answer), or withdrawn (it never runs). The
@@ -30,7 +60,7 @@ const WITHDRAWN: u8 = 2;
 
 struct Pending<Req, Resp> {
     request: Req,
-    reply: oneshot::Sender<Result<Resp, ApiError>>,
+    reply: oneshot::Sender<Result<Resp, CoalesceError>>,
     state: Arc<AtomicU8>,
     /// Not batched after this: the batch could not finish before its caller's deadline.
     start_by: Instant,
@@ -94,7 +124,7 @@ where
     pub fn new<F, Fut>(op: &'static str, concurrency: usize, max_batch: usize, limits: Limits, run: F) -> Self
     where
         F: Fn(Vec<Req>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Vec<Result<Resp, ApiError>>> + Send + 'static,
+        Fut: Future<Output = Vec<Result<Resp, CoalesceError>>> + Send + 'static,
     {
         let (queue, mut incoming) = mpsc::channel::<Pending<Req, Resp>>(limits.queue);
         let slots = Arc::new(Semaphore::new(concurrency.max(1)));
@@ -138,13 +168,13 @@ where
                             // The statement timeout is shorter: the database
                             // has given up on this batch, or never got it.
                             tracing::warn!(op, size = expected, "a coalesced batch timed out");
-                            (0..expected).map(|_| Err(ApiError::Unavailable("database"))).collect()
+                            (0..expected).map(|_| Err(CoalesceError::Unavailable)).collect()
                         }
                     };
                     let mut results = results.into_iter();
                     for reply in replies {
                         let result = results.next().unwrap_or_else(|| {
-                            Err(ApiError::Internal(anyhow::anyhow!(
+                            Err(CoalesceError::Failed(format!(
                                 "{op}: a batch of {expected} returned fewer results"
                             )))
                         });
@@ -173,10 +203,10 @@ where
     /// by `answer_by` (the request's deadline). Refused at once with 503
     /// `overloaded` when the queue is full; withdrawn with 503 when no batch
     /// took it in time, in which case it never runs.
-    pub async fn call(&self, request: Req, answer_by: Instant) -> Result<Resp, ApiError> {
+    pub async fn call(&self, request: Req, answer_by: Instant) -> Result<Resp, CoalesceError> {
         let start_by = answer_by.checked_sub(self.batch_timeout).unwrap_or(answer_by);
         if Instant::now() >= start_by {
-            return Err(ApiError::Timeout);
+            return Err(CoalesceError::Timeout);
         }
         let state = Arc::new(AtomicU8::new(QUEUED));
         let (reply, mut answer) = oneshot::channel();
@@ -190,9 +220,9 @@ where
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 metrics::counter!("db_coalesce_refused_total", "op" => self.op).increment(1);
-                return Err(ApiError::Overloaded);
+                return Err(CoalesceError::Overloaded);
             }
-            Err(TrySendError::Closed(_)) => return Err(ApiError::Unavailable("database")),
+            Err(TrySendError::Closed(_)) => return Err(CoalesceError::Unavailable),
         }
         tokio::select! {
             answered = &mut answer => return flatten(answered),
@@ -203,7 +233,7 @@ where
             .is_ok()
         {
             metrics::counter!("db_coalesce_withdrawn_total", "op" => self.op).increment(1);
-            return Err(ApiError::Timeout);
+            return Err(CoalesceError::Timeout);
         }
         // Taken into a batch already: its answer comes within the batch timeout.
         flatten(answer.await)
@@ -221,20 +251,22 @@ fn take<Req, Resp>(p: &Pending<Req, Resp>) -> bool {
         && wanted
 }
 
-fn flatten<Resp>(answered: Result<Result<Resp, ApiError>, oneshot::error::RecvError>) -> Result<Resp, ApiError> {
-    answered.map_err(|_| ApiError::Internal(anyhow::anyhow!("a coalesced statement was dropped")))?
+fn flatten<Resp>(
+    answered: Result<Result<Resp, CoalesceError>, oneshot::error::RecvError>,
+) -> Result<Resp, CoalesceError> {
+    answered.map_err(|_| CoalesceError::Failed("a coalesced statement was dropped".into()))?
 }
 
 /// One batch-wide database error, answered to each of `n` requests: 503 for
 /// an unavailable database, 500 otherwise (the same mapping as a single
 /// statement's error).
-pub fn fan_out<T>(err: sqlx::Error, n: usize) -> Vec<Result<T, ApiError>> {
-    let first = ApiError::from(err);
-    let again = |e: &ApiError| match e {
-        ApiError::Unavailable(what) => ApiError::Unavailable(what),
-        other => ApiError::Internal(anyhow::anyhow!("{other:#}")),
+pub fn fan_out<T>(err: sqlx::Error, n: usize) -> Vec<Result<T, CoalesceError>> {
+    let first = CoalesceError::from(err);
+    let again = |e: &CoalesceError| match e {
+        CoalesceError::Unavailable => CoalesceError::Unavailable,
+        other => CoalesceError::Failed(other.to_string()),
     };
-    let mut out: Vec<Result<T, ApiError>> = (1..n).map(|_| Err(again(&first))).collect();
+    let mut out: Vec<Result<T, CoalesceError>> = (1..n).map(|_| Err(again(&first))).collect();
     out.push(Err(first));
     out
 }
@@ -260,7 +292,7 @@ pub fn creates(pool: PgPool, concurrency: usize, limits: Limits) -> Creates {
 }
 
 /// One batch of reads as one statement.
-pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Result<Option<PageImport>, ApiError>> {
+pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Result<Option<PageImport>, CoalesceError>> {
     let n = batch.len();
     let (ids, actors): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
     let found = async {
@@ -276,7 +308,10 @@ pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Resul
 /// One batch of creates as one statement. One bad create must not fail the
 /// others: a batch that failed for any reason but an unavailable database is
 /// retried one create at a time.
-pub async fn run_creates(pool: &PgPool, batch: Vec<PendingCreate>) -> Vec<Result<Option<(PageImport, i64)>, ApiError>> {
+pub async fn run_creates(
+    pool: &PgPool,
+    batch: Vec<PendingCreate>,
+) -> Vec<Result<Option<(PageImport, i64)>, CoalesceError>> {
     let mut conn = match pool.acquire().await {
         Ok(conn) => conn,
         Err(err) => return fan_out(err, batch.len()),
@@ -287,7 +322,7 @@ pub async fn run_creates(pool: &PgPool, batch: Vec<PendingCreate>) -> Vec<Result
             tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
             let mut out = Vec::with_capacity(batch.len());
             for c in &batch {
-                out.push(insert_one(&mut conn, c).await.map_err(ApiError::from));
+                out.push(insert_one(&mut conn, c).await.map_err(CoalesceError::from));
             }
             out
         }
@@ -335,7 +370,7 @@ mod tests {
         })
     }
 
-    fn spawn_call(c: &Coalescer<u32, u32>, n: u32) -> tokio::task::JoinHandle<Result<u32, ApiError>> {
+    fn spawn_call(c: &Coalescer<u32, u32>, n: u32) -> tokio::task::JoinHandle<Result<u32, CoalesceError>> {
         let c = c.clone();
         tokio::spawn(async move { c.call(n, later()).await })
     }
@@ -391,7 +426,7 @@ mod tests {
             batch.into_iter().map(|n| Ok(n + 1)).collect()
         });
         let err = c.call(9, later()).await.unwrap_err();
-        assert!(matches!(err, ApiError::Internal(_)), "{err:?}");
+        assert!(matches!(err, CoalesceError::Failed(_)), "{err:?}");
         assert_eq!(c.call(1, later()).await.unwrap(), 2);
     }
 
@@ -400,7 +435,7 @@ mod tests {
         let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
         let c = gated(gate, seen, true);
         let err = c.call(3, later()).await.unwrap_err();
-        assert!(matches!(err, ApiError::Internal(_)), "{err:?}");
+        assert!(matches!(err, CoalesceError::Failed(_)), "{err:?}");
     }
 
     #[tokio::test]
@@ -426,7 +461,7 @@ mod tests {
         settle().await;
         for n in 3..=5u32 {
             let err = c.call(n, later()).await.unwrap_err();
-            assert!(matches!(err, ApiError::Overloaded), "{err:?}");
+            assert!(matches!(err, CoalesceError::Overloaded), "{err:?}");
         }
         gate.notify_one();
         first.await.unwrap().unwrap();
@@ -449,7 +484,7 @@ mod tests {
             tokio::spawn(async move { c.call(7, answer_by).await })
         };
         let err = late.await.unwrap().unwrap_err();
-        assert!(matches!(err, ApiError::Timeout), "{err:?}");
+        assert!(matches!(err, CoalesceError::Timeout), "{err:?}");
         gate.notify_one();
         first.await.unwrap().unwrap();
         assert_eq!(c.call(8, later()).await.unwrap(), 80);
@@ -461,7 +496,7 @@ mod tests {
         let (gate, seen) = (Arc::new(Notify::new()), Arc::new(Mutex::new(Vec::new())));
         let c = gated(gate, seen.clone(), false);
         let err = c.call(1, Instant::now() + LIMITS.batch_timeout).await.unwrap_err();
-        assert!(matches!(err, ApiError::Timeout), "{err:?}");
+        assert!(matches!(err, CoalesceError::Timeout), "{err:?}");
         assert!(seen.lock().unwrap().is_empty());
     }
 
@@ -478,7 +513,7 @@ mod tests {
             batch.into_iter().map(Ok).collect()
         });
         let err = c.call(1, later()).await.unwrap_err();
-        assert!(matches!(err, ApiError::Unavailable(_)), "{err:?}");
+        assert!(matches!(err, CoalesceError::Unavailable), "{err:?}");
         assert_eq!(c.call(2, later()).await.unwrap(), 2);
     }
 

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
+use crate::domain::cursor::KeysetPosition;
 use crate::domain::{ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 
 /// A row as users may see it: everything but the nonce.
@@ -245,13 +246,6 @@ pub async fn project_visible(
     .fetch_one(conn)
     .await?;
     Ok(visible)
-}
-
-/// Position after which the next page starts (exclusive), newest first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeysetPosition {
-    pub created_at: DateTime<Utc>,
-    pub id: String,
 }
 
 /// One page of live rows of a project, newest first, strictly after `after`.

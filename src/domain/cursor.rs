@@ -2,9 +2,14 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use chrono::DateTime;
+use chrono::{DateTime, Utc};
 
-use crate::db::page_import::KeysetPosition;
+/// Position after which the next page starts (exclusive), newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeysetPosition {
+    pub created_at: DateTime<Utc>,
+    pub id: String,
+}
 
 const MAX_CURSOR_LEN: usize = 512;
 

@@ -424,7 +424,7 @@ pub async fn list(
     let next_cursor = if rows.len() as i64 > limit {
         rows.truncate(limit as usize);
         rows.last().map(|last| {
-            cursor::encode(&db::KeysetPosition {
+            cursor::encode(&cursor::KeysetPosition {
                 created_at: last.created_at,
                 id: last.id.clone(),
             })

@@ -3,10 +3,10 @@
 
 use std::collections::HashSet;
 
+use page_import::db::coalesce::CoalesceError;
 use page_import::db::coalesce::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
-use page_import::error::ApiError;
 use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -147,7 +147,7 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
     let answers = run_creates(&pool, batch).await;
     assert!(matches!(answers[0], Ok(Some(_))), "{:?}", answers[0].as_ref().err());
     assert!(
-        matches!(answers[1], Err(ApiError::Internal(_))),
+        matches!(answers[1], Err(CoalesceError::Failed(_))),
         "{:?}",
         answers[1].as_ref().err()
     );
