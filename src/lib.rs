@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod queue;
 pub mod server;
+pub mod service;
 pub mod supervisor;
 pub mod telemetry;
 

@@ -1,5 +1,6 @@
 //! Newtypes that parse: a value of one of these types has passed its rules.
 
+pub mod callback;
 pub mod cursor;
 
 /// The public-address and host rules live in the contract crate: the worker
