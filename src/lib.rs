@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod openapi;
 pub mod queue;
+pub mod resource;
 pub mod server;
 pub mod service;
 pub mod supervisor;

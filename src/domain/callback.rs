@@ -162,7 +162,12 @@ mod tests {
         json.as_array()
             .unwrap()
             .iter()
-            .map(|e| (e["field"].as_str().unwrap().to_owned(), e["code"].as_str().unwrap().to_owned()))
+            .map(|e| {
+                (
+                    e["field"].as_str().unwrap().to_owned(),
+                    e["code"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect()
     }
 
@@ -184,8 +189,14 @@ mod tests {
         let mut failed = body(Outcome::Failed);
         failed.capture_hash = Some(format!("sha256:{}", "0".repeat(64)));
         let errors = fields(ParsedCallback::parse(failed).err().unwrap());
-        assert!(errors.contains(&("errorMessage".into(), "required".into())), "{errors:?}");
-        assert!(errors.contains(&("captureHash".into(), "not_allowed".into())), "{errors:?}");
+        assert!(
+            errors.contains(&("errorMessage".into(), "required".into())),
+            "{errors:?}"
+        );
+        assert!(
+            errors.contains(&("captureHash".into(), "not_allowed".into())),
+            "{errors:?}"
+        );
     }
 
     #[test]
@@ -207,6 +218,9 @@ mod tests {
         bad.attempt = 0;
         let errors = fields(ParsedCallback::parse(bad).err().unwrap());
         assert!(errors.contains(&("errorMessage".into(), "empty".into())), "{errors:?}");
-        assert!(errors.contains(&("attempt".into(), "out_of_range".into())), "{errors:?}");
+        assert!(
+            errors.contains(&("attempt".into(), "out_of_range".into())),
+            "{errors:?}"
+        );
     }
 }

@@ -4,6 +4,57 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 
+use super::ImportStatus;
+use crate::error::FieldError;
+
+/// A list request's page: its size, status filter and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListPage {
+    /// 1–100.
+    pub limit: i64,
+    pub status: Option<ImportStatus>,
+    pub after: Option<KeysetPosition>,
+}
+
+impl ListPage {
+    /// `limit` 1–100 (default 20), a known `status`, a cursor this service
+    /// issued; every broken rule is one field error.
+    pub fn parse(limit: Option<i64>, status: Option<&str>, cursor: Option<&str>) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let limit = limit.unwrap_or(20);
+        if !(1..=100).contains(&limit) {
+            errors.push(FieldError::new("limit", "out_of_range", "limit must be from 1 to 100"));
+        }
+        let status = status.and_then(|s| {
+            let parsed = ImportStatus::parse(s);
+            if parsed.is_none() {
+                errors.push(FieldError::new(
+                    "status",
+                    "invalid_status",
+                    "status must be processing, completed or failed",
+                ));
+            }
+            parsed
+        });
+        let after = cursor.and_then(|c| {
+            let parsed = decode(c);
+            if parsed.is_none() {
+                errors.push(FieldError::new(
+                    "cursor",
+                    "invalid_cursor",
+                    "cursor is not one this service issued",
+                ));
+            }
+            parsed
+        });
+        if errors.is_empty() {
+            Ok(Self { limit, status, after })
+        } else {
+            Err(errors)
+        }
+    }
+}
+
 /// Position after which the next page starts (exclusive), newest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeysetPosition {
@@ -42,6 +93,18 @@ pub fn decode(cursor: &str) -> Option<KeysetPosition> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn list_pages_default_to_20_and_report_every_broken_rule() {
+        let page = ListPage::parse(None, None, None).unwrap();
+        assert_eq!((page.limit, page.status, page.after), (20, None, None));
+        let page = ListPage::parse(Some(100), Some("failed"), None).unwrap();
+        assert_eq!(page.status, Some(ImportStatus::Failed));
+        let errors = ListPage::parse(Some(0), Some("done"), Some("not-a-cursor")).unwrap_err();
+        let fields: Vec<&str> = errors.iter().map(|e| e.field).collect();
+        assert_eq!(fields, ["limit", "status", "cursor"]);
+        assert!(ListPage::parse(Some(101), None, None).is_err());
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -2,6 +2,7 @@
 
 pub mod callback;
 pub mod cursor;
+pub mod new_import;
 
 /// The public-address and host rules live in the contract crate: the worker
 /// enforces the same rules at egress.

@@ -5,21 +5,20 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use uuid::Uuid;
+
+use crate::domain::cursor::ListPage;
+use crate::domain::new_import::{NewImport, NewImportFields};
+pub use crate::resource::{Links, PageImportView, ViewportView};
+use crate::service::imports;
 
 use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
-use crate::db::idempotency::{self, IdempotencyKey};
-use crate::db::outbox::OutboxMessage;
-use crate::db::page_import::{self as db, PageImport, PendingCreate};
-use crate::dns::DnsCheckError;
-use crate::domain::{cursor, timestamp, ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
-use crate::error::{ApiError, FieldError, Problem};
+use crate::db::page_import::{self as db, PageImport};
+use crate::domain::ImportStatus;
+use crate::error::{ApiError, Problem};
 use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
-use crate::queue::messages::{capture_job_body, ViewportMessage};
-use crate::queue::QueueName;
 
 const CREATE_ROUTE: &str = "POST /page-imports";
 
@@ -53,132 +52,6 @@ pub struct ViewportBody {
     pub device_scale_factor: Option<f64>,
 }
 
-/// The resource as users see it (SPEC §6). It has no nonce field at all.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PageImportView {
-    pub id: String,
-    pub organization_id: i64,
-    pub project_id: i64,
-    pub source_kind: String,
-    pub source_url: String,
-    pub viewport: ViewportView,
-    pub ready_selector: Option<String>,
-    pub status: ImportStatus,
-    pub attempt: i32,
-    pub result_url: Option<String>,
-    pub capture_hash: Option<String>,
-    pub screenshot_url: Option<String>,
-    pub error_message: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-    pub created_by: String,
-    pub links: Links,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ViewportView {
-    pub width: i32,
-    pub height: i32,
-    pub device_scale_factor: f32,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Links {
-    #[serde(rename = "self")]
-    pub self_: String,
-    pub capture: Option<String>,
-    pub screenshot: Option<String>,
-}
-
-impl From<PageImport> for PageImportView {
-    fn from(row: PageImport) -> Self {
-        let self_ = format!("/page-imports/{}", row.id);
-        let links = Links {
-            capture: row.result_url.as_ref().map(|_| format!("{self_}/capture")),
-            screenshot: row.screenshot_url.as_ref().map(|_| format!("{self_}/screenshot")),
-            self_,
-        };
-        Self {
-            id: row.id,
-            organization_id: row.organization_id,
-            project_id: row.project_id,
-            source_kind: row.source_kind,
-            source_url: row.source_url,
-            viewport: ViewportView {
-                width: row.viewport_width,
-                height: row.viewport_height,
-                device_scale_factor: row.device_scale_factor,
-            },
-            ready_selector: row.ready_selector,
-            status: row.status,
-            attempt: row.attempt,
-            result_url: row.result_url,
-            capture_hash: row.capture_hash,
-            screenshot_url: row.screenshot_url,
-            error_message: row.error_message,
-            created_at: timestamp(row.created_at),
-            updated_at: timestamp(row.updated_at),
-            created_by: row.created_by,
-            links,
-        }
-    }
-}
-
-/// A create request whose every field passed its rules.
-struct ValidCreate {
-    organization_id: i64,
-    project_id: i64,
-    source_url: SourceUrl,
-    viewport: Viewport,
-    ready_selector: Option<ReadySelector>,
-}
-
-async fn validate(state: &AppState, body: CreatePageImport) -> Result<ValidCreate, ApiError> {
-    let mut errors = Vec::new();
-    let source_url = SourceUrl::parse(&body.source_url, state.source_url_policy())
-        .map_err(|e| errors.push(FieldError::new("sourceUrl", e.code(), e.to_string())))
-        .ok();
-    let viewport = Viewport::parse(
-        body.viewport.width,
-        body.viewport.height,
-        body.viewport.device_scale_factor,
-    )
-    .map_err(|e| errors.extend(e))
-    .ok();
-    let ready_selector = match body.ready_selector.as_deref().map(ReadySelector::parse) {
-        Some(Err(e)) => {
-            errors.push(e);
-            None
-        }
-        Some(Ok(s)) => Some(s),
-        None => None,
-    };
-    let (Some(source_url), Some(viewport), true) = (source_url, viewport, errors.is_empty()) else {
-        return Err(ApiError::Validation(errors));
-    };
-    if let (Some(dns), Some(host)) = (&state.dns, source_url.domain()) {
-        if let Err(err) = dns.check(host).await {
-            let (code, message) = match err {
-                DnsCheckError::Unresolvable => ("unresolvable_host", "the host name does not resolve".to_owned()),
-                DnsCheckError::NonPublic(range) => (
-                    "non_public_address",
-                    format!("the host resolves to an address that is not publicly reachable ({range})"),
-                ),
-            };
-            return Err(ApiError::field("sourceUrl", code, message));
-        }
-    }
-    Ok(ValidCreate {
-        organization_id: body.organization_id,
-        project_id: body.project_id,
-        source_url,
-        viewport,
-        ready_selector,
-    })
-}
-
 /// Create a page import: records the `processing` row and queues the capture job.
 #[utoipa::path(
     post, path = "/page-imports", operation_id = "createPageImport", tag = "page-imports",
@@ -210,97 +83,21 @@ pub async fn create(
     // The key first: a repeat of an accepted request replays its answer even
     // where validation (a DNS answer, say) would now refuse it.
     idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| async {
-        let request = validate(&state, body.value).await?;
-        create_inner(&state, &actor, request, key, deadline).await
+        let b = body.value;
+        let fields = NewImportFields {
+            organization_id: b.organization_id,
+            project_id: b.project_id,
+            source_url: &b.source_url,
+            width: b.viewport.width,
+            height: b.viewport.height,
+            device_scale_factor: b.viewport.device_scale_factor,
+            ready_selector: b.ready_selector.as_deref(),
+        };
+        let request = NewImport::parse(fields, state.source_url_policy()).map_err(ApiError::Validation)?;
+        let view = imports::create(&state, &actor, request, key, deadline.0).await?;
+        idempotent::accepted(&view.links.self_, &view)
     })
     .await
-}
-
-async fn create_inner(
-    state: &AppState,
-    actor: &Actor,
-    request: ValidCreate,
-    key: Option<IdempotencyKey>,
-    deadline: Deadline,
-) -> Result<Response, ApiError> {
-    let id = Uuid::now_v7().to_string();
-    let nonce = Nonce::generate();
-    let message_body = capture_job_body(
-        &state.config,
-        &id,
-        1,
-        nonce.expose(),
-        request.source_url.as_str(),
-        ViewportMessage {
-            width: request.viewport.width,
-            height: request.viewport.height,
-            device_scale_factor: request.viewport.device_scale_factor,
-        },
-        request.ready_selector.as_ref().map(ReadySelector::as_str),
-    );
-    let lease_ms = state.publisher.lease().as_millis() as i64;
-
-    let pending = PendingCreate {
-        id: id.clone(),
-        organization_id: request.organization_id,
-        project_id: request.project_id,
-        actor: actor.subject.clone(),
-        source_url: request.source_url,
-        viewport: request.viewport,
-        ready_selector: request.ready_selector,
-        nonce,
-        body: message_body.clone(),
-        lease_ms,
-    };
-    // The row and its message are one statement, so without an idempotency
-    // key no explicit transaction is needed, and concurrent creates share one
-    // statement and one commit (see `db::coalesce`). With a key, the key's
-    // response commits with the row.
-    let (view, outbox_id) = match key {
-        None => {
-            let (row, outbox_id) = state
-                .creates
-                .call(pending, deadline.0)
-                .await?
-                .ok_or(ApiError::NotFound)?;
-            (PageImportView::from(row), outbox_id)
-        }
-        Some(key) => {
-            let mut tx = state.pool.begin().await?;
-            let (row, outbox_id) = db::insert_many_with_messages(&mut tx, std::slice::from_ref(&pending))
-                .await?
-                .pop()
-                .flatten()
-                .ok_or(ApiError::NotFound)?;
-            let view = PageImportView::from(row);
-            let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
-            idempotency::complete(
-                &mut tx,
-                &key,
-                StatusCode::ACCEPTED.as_u16() as i16,
-                &view.links.self_,
-                &body,
-            )
-            .await?;
-            tx.commit().await?;
-            (view, outbox_id)
-        }
-    };
-    let project_id = view.project_id;
-    state.metrics.import_created();
-    tracing::info!(page_import_id = %id, project_id, "page import created");
-
-    // The request does not wait for SQS; the relay covers a failed publish.
-    state.publisher.publish_after_commit(OutboxMessage {
-        id: outbox_id,
-        queue: QueueName::PageImport.as_str().to_owned(),
-        body: message_body,
-        message_group_id: project_id.to_string(),
-        deduplication_id: page_import_contract::job::deduplication_id(&id, 1),
-        attempts: 0,
-    });
-
-    idempotent::accepted(&view.links.self_, &view)
 }
 
 /// Read one page import.
@@ -379,59 +176,9 @@ pub async fn list(
     actor: Actor,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<PageImportList>, ApiError> {
-    let mut errors = Vec::new();
-    let limit = query.limit.unwrap_or(20);
-    if !(1..=100).contains(&limit) {
-        errors.push(FieldError::new("limit", "out_of_range", "limit must be from 1 to 100"));
-    }
-    let status = match query.status.as_deref() {
-        None => None,
-        Some(s) => {
-            let parsed = ImportStatus::parse(s);
-            if parsed.is_none() {
-                errors.push(FieldError::new(
-                    "status",
-                    "invalid_status",
-                    "status must be processing, completed or failed",
-                ));
-            }
-            parsed
-        }
-    };
-    let after = match query.cursor.as_deref() {
-        None => None,
-        Some(c) => {
-            let parsed = cursor::decode(c);
-            if parsed.is_none() {
-                errors.push(FieldError::new(
-                    "cursor",
-                    "invalid_cursor",
-                    "cursor is not one this service issued",
-                ));
-            }
-            parsed
-        }
-    };
-    if !errors.is_empty() {
-        return Err(ApiError::Validation(errors));
-    }
-
-    let mut conn = state.pool.acquire().await?;
-    if !db::project_visible(&mut conn, query.organization_id, query.project_id, &actor.subject).await? {
-        return Err(ApiError::NotFound);
-    }
-    let mut rows = db::list_page(&mut conn, query.project_id, status, after.as_ref(), limit + 1).await?;
-    let next_cursor = if rows.len() as i64 > limit {
-        rows.truncate(limit as usize);
-        rows.last().map(|last| {
-            cursor::encode(&cursor::KeysetPosition {
-                created_at: last.created_at,
-                id: last.id.clone(),
-            })
-        })
-    } else {
-        None
-    };
+    let page =
+        ListPage::parse(query.limit, query.status.as_deref(), query.cursor.as_deref()).map_err(ApiError::Validation)?;
+    let (rows, next_cursor) = imports::list(&state, &actor, query.organization_id, query.project_id, page).await?;
     Ok(Json(PageImportList {
         items: rows.into_iter().map(PageImportView::from).collect(),
         next_cursor,

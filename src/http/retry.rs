@@ -2,28 +2,15 @@
 //! started by a user. Not limited by `CAPTURE_MAX_ATTEMPTS`.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::Response;
 
 use crate::app::AppState;
-use crate::attempts;
 use crate::auth::Actor;
-use crate::db::idempotency::{self, IdempotencyKey};
-use crate::db::page_import::{self as db, PageImport, ResumeFrom};
-use crate::domain::ImportStatus;
 use crate::error::{ApiError, Problem};
-use crate::http::page_imports::PageImportView;
 use crate::http::{idempotent, Deadline, IdPath};
-
-fn not_retryable(status: ImportStatus) -> ApiError {
-    ApiError::conflict(
-        "not_retryable",
-        format!(
-            "The import is {}; only a failed import can be retried.",
-            status.as_str()
-        ),
-    )
-}
+use crate::resource::PageImportView;
+use crate::service::imports;
 
 /// Retry a failed import: the next attempt, with a fresh nonce and a new
 /// queue message. A body, if sent, is ignored.
@@ -57,51 +44,12 @@ pub async fn retry(
         .ok_or(ApiError::NotFound)?;
     let route = format!("retry:{id}");
     idempotent::run(&state, &actor, &headers, b"", route, |key| {
-        retry_inner(&state, &actor, row, key)
+        let state = &state;
+        let actor = &actor;
+        async move {
+            let view = imports::retry(state, actor, row, key).await?;
+            idempotent::accepted(&view.links.self_, &view)
+        }
     })
     .await
-}
-
-async fn retry_inner(
-    state: &AppState,
-    actor: &Actor,
-    row: PageImport,
-    key: Option<IdempotencyKey>,
-) -> Result<Response, ApiError> {
-    if row.status != ImportStatus::Failed {
-        return Err(not_retryable(row.status));
-    }
-    let mut tx = state.pool.begin().await?;
-    let started = attempts::start_next(
-        &mut tx,
-        &state.config,
-        &row.id,
-        row.attempt,
-        ResumeFrom::Failed,
-        &actor.subject,
-    )
-    .await?;
-    let current = db::find_visible(&mut tx, &row.id, &actor.subject)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    if started.is_none() {
-        // Retried (or deleted) by someone else meanwhile.
-        return Err(not_retryable(current.status));
-    }
-    let view = PageImportView::from(current);
-    if let Some(key) = &key {
-        let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
-        idempotency::complete(
-            &mut tx,
-            key,
-            StatusCode::ACCEPTED.as_u16() as i16,
-            &view.links.self_,
-            &body,
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    state.metrics.attempts_started("manual", 1);
-    tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
-    idempotent::accepted(&view.links.self_, &view)
 }

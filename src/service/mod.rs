@@ -3,3 +3,5 @@
 //! here, and map its result to a response.
 
 pub mod callbacks;
+pub mod code2des;
+pub mod imports;

@@ -1,0 +1,125 @@
+//! The resources as users see them (SPEC §6, §8): what every route answers
+//! with, built from rows. Shared by the handlers and the services that record
+//! a response with its `Idempotency-Key`.
+
+use serde::Serialize;
+
+use crate::db::code2des::Code2Des;
+use crate::db::page_import::PageImport;
+use crate::domain::{timestamp, Code2DesStatus, ImportStatus};
+
+/// The resource as users see it (SPEC §6). It has no nonce field at all.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageImportView {
+    pub id: String,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub source_kind: String,
+    pub source_url: String,
+    pub viewport: ViewportView,
+    pub ready_selector: Option<String>,
+    pub status: ImportStatus,
+    pub attempt: i32,
+    pub result_url: Option<String>,
+    pub capture_hash: Option<String>,
+    pub screenshot_url: Option<String>,
+    pub error_message: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_by: String,
+    pub links: Links,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewportView {
+    pub width: i32,
+    pub height: i32,
+    pub device_scale_factor: f32,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Links {
+    #[serde(rename = "self")]
+    pub self_: String,
+    pub capture: Option<String>,
+    pub screenshot: Option<String>,
+}
+
+impl From<PageImport> for PageImportView {
+    fn from(row: PageImport) -> Self {
+        let self_ = format!("/page-imports/{}", row.id);
+        let links = Links {
+            capture: row.result_url.as_ref().map(|_| format!("{self_}/capture")),
+            screenshot: row.screenshot_url.as_ref().map(|_| format!("{self_}/screenshot")),
+            self_,
+        };
+        Self {
+            id: row.id,
+            organization_id: row.organization_id,
+            project_id: row.project_id,
+            source_kind: row.source_kind,
+            source_url: row.source_url,
+            viewport: ViewportView {
+                width: row.viewport_width,
+                height: row.viewport_height,
+                device_scale_factor: row.device_scale_factor,
+            },
+            ready_selector: row.ready_selector,
+            status: row.status,
+            attempt: row.attempt,
+            result_url: row.result_url,
+            capture_hash: row.capture_hash,
+            screenshot_url: row.screenshot_url,
+            error_message: row.error_message,
+            created_at: timestamp(row.created_at),
+            updated_at: timestamp(row.updated_at),
+            created_by: row.created_by,
+            links,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Code2DesView {
+    pub id: String,
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub page_import_id: String,
+    pub capture_hash: String,
+    pub status: Code2DesStatus,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_by: String,
+    pub links: Code2DesLinks,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Code2DesLinks {
+    #[serde(rename = "self")]
+    pub self_: String,
+    pub page_import: String,
+}
+
+impl From<Code2Des> for Code2DesView {
+    fn from(row: Code2Des) -> Self {
+        Self {
+            links: Code2DesLinks {
+                self_: format!("/code2des/{}", row.id),
+                page_import: format!("/page-imports/{}", row.page_import_id),
+            },
+            id: row.id,
+            organization_id: row.organization_id,
+            project_id: row.project_id,
+            page_import_id: row.page_import_id,
+            capture_hash: row.capture_hash,
+            status: row.status,
+            created_at: timestamp(row.created_at),
+            updated_at: timestamp(row.updated_at),
+            created_by: row.created_by,
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Code2Des jobs (SPEC §8): started from completed imports, which they
+//! reference and never modify.
+
+use uuid::Uuid;
+
+use crate::app::AppState;
+use crate::auth::Actor;
+use crate::db::code2des::{self as db, NewCode2Des};
+use crate::db::idempotency::{self, IdempotencyKey};
+use crate::db::outbox::OutboxMessage;
+use crate::domain::ImportStatus;
+use crate::error::ApiError;
+use crate::queue::messages::Code2DesJob;
+use crate::queue::QueueName;
+use crate::resource::Code2DesView;
+
+/// The import a new Code2Des job starts from (SPEC §8).
+pub struct NewCode2DesJob {
+    pub organization_id: i64,
+    pub project_id: i64,
+    pub page_import_id: String,
+}
+
+/// Starts a Code2Des job from a completed import (SPEC §8): eligibility and
+/// insert in one transaction under a share lock on the import, which is never
+/// modified; the job's message goes through the outbox.
+pub async fn create(
+    state: &AppState,
+    actor: &Actor,
+    request: NewCode2DesJob,
+    key: Option<IdempotencyKey>,
+) -> Result<Code2DesView, ApiError> {
+    let mut tx = state.pool.begin().await?;
+    // Eligibility and insert in one transaction, under a share lock on the source.
+    let source = db::lock_source(
+        &mut tx,
+        &request.page_import_id,
+        request.organization_id,
+        request.project_id,
+        &actor.subject,
+    )
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    let (ImportStatus::Completed, Some(result_url), Some(capture_hash)) =
+        (source.status, source.result_url, source.capture_hash)
+    else {
+        return Err(ApiError::conflict(
+            "page_import_not_ready",
+            format!(
+                "The page import is {}; Code2Des needs a completed capture.",
+                source.status.as_str()
+            ),
+        ));
+    };
+
+    let id = Uuid::now_v7().to_string();
+    let message_body = serde_json::to_string(&Code2DesJob {
+        schema_version: 1,
+        code2des_id: &id,
+        page_import_id: &request.page_import_id,
+        result_url: &result_url,
+        capture_hash: &capture_hash,
+    })
+    .map_err(anyhow::Error::from)?;
+    let new = NewCode2Des {
+        id: &id,
+        organization_id: request.organization_id,
+        project_id: request.project_id,
+        page_import_id: &request.page_import_id,
+        capture_hash: &capture_hash,
+        actor: &actor.subject,
+    };
+    let (row, outbox_id) =
+        db::insert_with_message(&mut tx, &new, &message_body, state.publisher.lease().as_millis() as i64).await?;
+    let project_id = row.project_id;
+    let view = Code2DesView::from(row);
+    if let Some(key) = key {
+        let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
+        idempotency::complete(&mut tx, &key, 202, &view.links.self_, &body).await?;
+    }
+    tx.commit().await?;
+    state.metrics.code2des_created();
+    tracing::info!(code2des_id = %id, page_import_id = %request.page_import_id, "code2des job created");
+
+    state.publisher.publish_after_commit(OutboxMessage {
+        id: outbox_id,
+        queue: QueueName::Code2Des.as_str().to_owned(),
+        body: message_body,
+        message_group_id: project_id.to_string(),
+        deduplication_id: id,
+        attempts: 0,
+    });
+    Ok(view)
+}
