@@ -29,10 +29,7 @@ pub async fn list_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
         join page_import_attempt a on a.page_import_id = pi.id
         where pi.id = $1
           and pi.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = pi.organization_id and m.subject = $2
-          )
+          and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
         order by a.attempt
         "#,
         id,

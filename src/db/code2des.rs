@@ -46,10 +46,7 @@ pub async fn lock_source(
           and pi.organization_id = $2
           and pi.project_id = $3
           and pi.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = pi.organization_id and m.subject = $4
-          )
+          and exists (select 1 from member_organizations($4) o where o.organization_id = pi.organization_id)
         for share of pi
         "#,
         page_import_id,
@@ -131,10 +128,7 @@ pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
         from code2des c
         where c.id = $1
           and c.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = c.organization_id and m.subject = $2
-          )
+          and exists (select 1 from member_organizations($2) o where o.organization_id = c.organization_id)
         "#,
         id,
         actor,

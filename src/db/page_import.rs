@@ -1,5 +1,7 @@
-//! The `page_import` table. Every user-facing query joins `organization_member`
-//! so another tenant's row reads exactly like a missing one.
+//! The `page_import` table. Every user-facing query is limited to the
+//! caller's organizations through `member_organizations` (the tenancy rule,
+//! written once: migration `…_tenancy.sql`), so another tenant's row reads
+//! exactly like a missing one.
 
 use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
@@ -116,10 +118,7 @@ pub async fn insert_many_with_messages(
                    r.nonce, r.actor, r.actor
             from req r
             join project p on p.id = r.project_id and p.organization_id = r.organization_id
-            where exists (
-                select 1 from organization_member m
-                where m.organization_id = p.organization_id and m.subject = r.actor
-            )
+            where exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
             returning *
         ), queued as (
             insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
@@ -175,10 +174,7 @@ pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
         from page_import pi
         where pi.id = $1
           and pi.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = pi.organization_id and m.subject = $2
-          )
+          and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
         "#,
         id,
         actor,
@@ -203,10 +199,7 @@ pub async fn find_visible_many(
         from unnest($1::text[], $2::text[]) with ordinality as r(id, subject, ord)
         join page_import pi on pi.id = r.id
         where pi.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = pi.organization_id and m.subject = r.subject
-          )
+          and exists (select 1 from member_organizations(r.subject) o where o.organization_id = pi.organization_id)
         "#,
         ids,
         actors,
@@ -235,8 +228,8 @@ pub async fn project_visible(
         select exists (
             select 1
             from project p
-            join organization_member m on m.organization_id = p.organization_id and m.subject = $3
             where p.id = $1 and p.organization_id = $2
+              and exists (select 1 from member_organizations($3) o where o.organization_id = p.organization_id)
         ) as "visible!"
         "#,
         project_id,
@@ -322,10 +315,7 @@ pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx
         set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
         where pi.id = $1
           and pi.deleted_at is null
-          and exists (
-              select 1 from organization_member m
-              where m.organization_id = pi.organization_id and m.subject = $2
-          )
+          and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
         "#,
         id,
         actor,

@@ -19,4 +19,5 @@ mod outbox;
 mod read_delete;
 mod resilience;
 mod schema;
+mod tenancy;
 mod webhooks;
