@@ -7,7 +7,6 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::Router;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::PgPool;
@@ -24,9 +23,10 @@ use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::error::ApiError;
 use crate::events::Events;
-use crate::http::{self, attempts, code2des, events, ops, page_imports, retry, webhooks};
+use crate::http;
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
+use crate::routes;
 
 /// Everything a handler needs. One `Arc`: axum clones the state for every
 /// request (router, middleware, extractors), and one reference count is
@@ -188,19 +188,8 @@ async fn set_session(conn: &mut sqlx::PgConnection, settings: &[(&str, &str)]) -
 pub fn router(state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
 
-    let user = Router::new()
-        .route("/page-imports", get(page_imports::list).post(page_imports::create))
-        .route(
-            "/page-imports/{id}",
-            get(page_imports::get).delete(page_imports::delete),
-        )
-        .route("/page-imports/{id}/events", get(events::follow))
-        .route("/page-imports/{id}/retry", post(retry::retry))
-        .route("/page-imports/{id}/attempts", get(attempts::list))
-        .route("/page-imports/{id}/capture", get(page_imports::capture))
-        .route("/page-imports/{id}/screenshot", get(page_imports::screenshot))
-        .route("/code2des", post(code2des::create))
-        .route("/code2des/{id}", get(code2des::get))
+    let (user, _) = routes::user().split_for_parts();
+    let user = user
         // Set before the CORS layer wraps the routes, so a preflight reaches it
         // (a fallback set later replaces the layered default one).
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -213,17 +202,13 @@ pub fn router(state: AppState) -> Router {
         None => user,
     };
 
-    let callbacks = Router::new()
-        .route(WEBHOOK_ROUTE, post(webhooks::receive))
-        .layer(DefaultBodyLimit::max(http::WEBHOOK_BODY_LIMIT));
+    let (callbacks, _) = routes::callbacks().split_for_parts();
+    let callbacks = callbacks.layer(DefaultBodyLimit::max(http::WEBHOOK_BODY_LIMIT));
 
-    let ops = Router::new()
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
-        .route("/openapi.json", get(crate::openapi::openapi_json));
+    let (ops, _) = routes::ops().split_for_parts();
     // With METRICS_ADDR, /metrics lives only on that listener (`metrics_router`).
     let ops = if state.config.metrics_addr.is_none() {
-        ops.route("/metrics", get(ops::metrics))
+        ops.merge(routes::metrics().split_for_parts().0)
     } else {
         ops
     };
@@ -257,10 +242,8 @@ pub fn router(state: AppState) -> Router {
 
 /// The second listener's router when `METRICS_ADDR` is set: `/metrics` only.
 pub fn metrics_router(state: AppState) -> Router {
-    Router::new()
-        .route("/metrics", get(ops::metrics))
-        .fallback(|| async { ApiError::NotFound })
-        .with_state(state)
+    let (metrics, _) = routes::metrics().split_for_parts();
+    metrics.fallback(|| async { ApiError::NotFound }).with_state(state)
 }
 
 /// CORS for the user routes (SPEC §6): exact origins, no credentials; none

@@ -81,6 +81,7 @@ async fn relay(state: AppState, shutdown: CancellationToken) {
             () = tokio::time::sleep(state.config.outbox_relay_interval) => {}
             () = state.publisher.due_now() => {}
         }
+        state.publisher.probe_open_breakers().await;
         // Drain while there is work, then wait for the next tick.
         loop {
             match state.publisher.relay_once().await {

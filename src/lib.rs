@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod queue;
 pub mod resource;
+pub mod routes;
 pub mod server;
 pub mod service;
 pub mod supervisor;

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::db::code2des::Code2Des;
 use crate::db::page_import::PageImport;
-use crate::domain::{timestamp, Code2DesStatus, ImportStatus};
+use crate::domain::{timestamp, JobStatus};
 
 /// The resource as users see it (SPEC §6). It has no nonce field at all.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -19,7 +19,7 @@ pub struct PageImportView {
     pub source_url: String,
     pub viewport: ViewportView,
     pub ready_selector: Option<String>,
-    pub status: ImportStatus,
+    pub status: JobStatus,
     pub attempt: i32,
     pub result_url: Option<String>,
     pub capture_hash: Option<String>,
@@ -89,7 +89,7 @@ pub struct Code2DesView {
     pub project_id: i64,
     pub page_import_id: String,
     pub capture_hash: String,
-    pub status: Code2DesStatus,
+    pub status: JobStatus,
     pub created_at: String,
     pub updated_at: String,
     pub created_by: String,

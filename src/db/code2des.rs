@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use crate::domain::{Code2DesStatus, ImportStatus};
+use crate::domain::JobStatus;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Code2Des {
@@ -13,7 +13,7 @@ pub struct Code2Des {
     pub project_id: i64,
     pub page_import_id: String,
     pub capture_hash: String,
-    pub status: Code2DesStatus,
+    pub status: JobStatus,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub created_by: String,
@@ -21,7 +21,7 @@ pub struct Code2Des {
 
 /// What Code2Des needs of its source import.
 pub struct Source {
-    pub status: ImportStatus,
+    pub status: JobStatus,
     pub result_url: Option<String>,
     pub capture_hash: Option<String>,
 }
@@ -40,7 +40,7 @@ pub async fn lock_source(
     sqlx::query_as!(
         Source,
         r#"
-        select pi.status as "status: ImportStatus", pi.result_url, pi.capture_hash
+        select pi.status as "status: JobStatus", pi.result_url, pi.capture_hash
         from page_import pi
         where pi.id = $1
           and pi.organization_id = $2
@@ -88,7 +88,7 @@ pub async fn insert_with_message(
             returning id
         )
         select i.id, i.organization_id, i.project_id, i.page_import_id, i.capture_hash,
-               i.status as "status: Code2DesStatus", i.created_at, i.updated_at, i.created_by,
+               i.status as "status: JobStatus", i.created_at, i.updated_at, i.created_by,
                q.id as outbox_id
         from inserted i, queued q
         "#,
@@ -124,7 +124,7 @@ pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
         Code2Des,
         r#"
         select c.id, c.organization_id, c.project_id, c.page_import_id, c.capture_hash,
-               c.status as "status: Code2DesStatus", c.created_at, c.updated_at, c.created_by
+               c.status as "status: JobStatus", c.created_at, c.updated_at, c.created_by
         from code2des c
         where c.id = $1
           and c.deleted_at is null

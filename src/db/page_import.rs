@@ -8,7 +8,7 @@ use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
 use crate::domain::cursor::KeysetPosition;
-use crate::domain::{ImportStatus, Nonce, ReadySelector, SourceUrl, Viewport};
+use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 
 /// A row as users may see it: everything but the nonce.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +22,7 @@ pub struct PageImport {
     pub viewport_height: i32,
     pub device_scale_factor: f32,
     pub ready_selector: Option<String>,
-    pub status: ImportStatus,
+    pub status: JobStatus,
     pub attempt: i32,
     pub result_url: Option<String>,
     pub capture_hash: Option<String>,
@@ -129,7 +129,7 @@ pub async fn insert_many_with_messages(
         )
         select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url,
                i.viewport_width, i.viewport_height, i.device_scale_factor, i.ready_selector,
-               i.status as "status: ImportStatus", i.attempt, i.result_url, i.capture_hash,
+               i.status as "status: JobStatus", i.attempt, i.result_url, i.capture_hash,
                i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
                q.id as outbox_id
         from inserted i
@@ -169,7 +169,7 @@ pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sql
         r#"
         select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
                pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
-               pi.status as "status: ImportStatus", pi.attempt, pi.result_url, pi.capture_hash,
+               pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
                pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
         from page_import pi
         where pi.id = $1
@@ -194,7 +194,7 @@ pub async fn find_visible_many(
         r#"
         select r.ord as "ord!", pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
                pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
-               pi.status as "status: ImportStatus", pi.attempt, pi.result_url, pi.capture_hash,
+               pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
                pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
         from unnest($1::text[], $2::text[]) with ordinality as r(id, subject, ord)
         join page_import pi on pi.id = r.id
@@ -246,7 +246,7 @@ pub async fn project_visible(
 pub async fn list_page(
     conn: &mut PgConnection,
     project_id: i64,
-    status: Option<ImportStatus>,
+    status: Option<JobStatus>,
     after: Option<&KeysetPosition>,
     limit: i64,
 ) -> sqlx::Result<Vec<PageImport>> {
@@ -262,7 +262,7 @@ pub async fn list_page(
                 r#"
                 select id, organization_id, project_id, source_kind, source_url,
                        viewport_width, viewport_height, device_scale_factor, ready_selector,
-                       status as "status: ImportStatus", attempt, result_url, capture_hash,
+                       status as "status: JobStatus", attempt, result_url, capture_hash,
                        screenshot_url, error_message, created_at, updated_at, created_by
                 from page_import
                 where project_id = $1
@@ -285,7 +285,7 @@ pub async fn list_page(
                 r#"
                 select id, organization_id, project_id, source_kind, source_url,
                        viewport_width, viewport_height, device_scale_factor, ready_selector,
-                       status as "status: ImportStatus", attempt, result_url, capture_hash,
+                       status as "status: JobStatus", attempt, result_url, capture_hash,
                        screenshot_url, error_message, created_at, updated_at, created_by
                 from page_import
                 where project_id = $1
@@ -296,7 +296,7 @@ pub async fn list_page(
                 limit $5
                 "#,
                 project_id,
-                status as ImportStatus,
+                status as JobStatus,
                 after_at,
                 after_id,
                 limit,
@@ -424,8 +424,8 @@ pub async fn start_next_attempt(
     message_body: &str,
 ) -> sqlx::Result<Option<i64>> {
     let (expected_status, expected_nonce) = match from {
-        ResumeFrom::Processing { nonce } => (ImportStatus::Processing, nonce),
-        ResumeFrom::Failed => (ImportStatus::Failed, None),
+        ResumeFrom::Processing { nonce } => (JobStatus::Processing, nonce),
+        ResumeFrom::Failed => (JobStatus::Failed, None),
     };
     sqlx::query_scalar!(
         r#"
@@ -446,7 +446,7 @@ pub async fn start_next_attempt(
         attempt,
         nonce.expose(),
         actor,
-        expected_status as ImportStatus,
+        expected_status as JobStatus,
         expected_nonce,
         message_body,
         deduplication_id(id, attempt + 1),
@@ -511,7 +511,7 @@ pub async fn is_retry_replay(
 pub struct Fence {
     pub attempt: i32,
     pub nonce: String,
-    pub status: ImportStatus,
+    pub status: JobStatus,
     pub deleted: bool,
     pub result_url: Option<String>,
     pub capture_hash: Option<String>,
@@ -523,7 +523,7 @@ pub async fn find_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Optio
     sqlx::query_as!(
         Fence,
         r#"
-        select attempt, nonce, status as "status: ImportStatus", deleted_at is not null as "deleted!",
+        select attempt, nonce, status as "status: JobStatus", deleted_at is not null as "deleted!",
                result_url, capture_hash, screenshot_url, error_message
         from page_import
         where id = $1

@@ -4,7 +4,7 @@
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
 use page_import_contract::manifest::is_capture_hash;
 
-use super::ImportStatus;
+use super::JobStatus;
 use crate::error::FieldError;
 
 /// A callback whose shape passed its rules, with the job it names. Not
@@ -32,10 +32,10 @@ pub enum Callback {
 }
 
 impl Callback {
-    pub fn status(&self) -> ImportStatus {
+    pub fn status(&self) -> JobStatus {
         match self {
-            Self::Completed { .. } => ImportStatus::Completed,
-            Self::Failed { .. } => ImportStatus::Failed,
+            Self::Completed { .. } => JobStatus::Completed,
+            Self::Failed { .. } => JobStatus::Failed,
         }
     }
 }

@@ -4,7 +4,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 
-use super::ImportStatus;
+use super::JobStatus;
 use crate::error::FieldError;
 
 /// A list request's page: its size, status filter and where it starts.
@@ -12,7 +12,7 @@ use crate::error::FieldError;
 pub struct ListPage {
     /// 1–100.
     pub limit: i64,
-    pub status: Option<ImportStatus>,
+    pub status: Option<JobStatus>,
     pub after: Option<KeysetPosition>,
 }
 
@@ -26,7 +26,7 @@ impl ListPage {
             errors.push(FieldError::new("limit", "out_of_range", "limit must be from 1 to 100"));
         }
         let status = status.and_then(|s| {
-            let parsed = ImportStatus::parse(s);
+            let parsed = JobStatus::parse(s);
             if parsed.is_none() {
                 errors.push(FieldError::new(
                     "status",
@@ -98,7 +98,7 @@ mod tests {
         let page = ListPage::parse(None, None, None).unwrap();
         assert_eq!((page.limit, page.status, page.after), (20, None, None));
         let page = ListPage::parse(Some(100), Some("failed"), None).unwrap();
-        assert_eq!(page.status, Some(ImportStatus::Failed));
+        assert_eq!(page.status, Some(JobStatus::Failed));
         let errors = ListPage::parse(Some(0), Some("done"), Some("not-a-cursor")).unwrap_err();
         let fields: Vec<&str> = errors.iter().map(|e| e.field).collect();
         assert_eq!(fields, ["limit", "status", "cursor"]);

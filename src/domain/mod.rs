@@ -32,20 +32,60 @@ use std::fmt;
 
 use secrecy::{ExposeSecret, SecretString};
 
-/// Lifecycle status, stored as the `page_import_status` enum ('0', '1', '2').
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, sqlx::Type, Serialize, Deserialize, utoipa::ToSchema)]
-#[sqlx(type_name = "page_import_status")]
+/// The lifecycle status of imports and Code2Des jobs alike: SPEC's codes
+/// '0', '1', '2', stored as the `page_import_status` or `code2des_status` enum
+/// (two SQL types with the same labels, one Rust type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum ImportStatus {
-    #[sqlx(rename = "0")]
+pub enum JobStatus {
     Processing,
-    #[sqlx(rename = "1")]
     Completed,
-    #[sqlx(rename = "2")]
     Failed,
 }
 
-impl ImportStatus {
+impl JobStatus {
+    /// The enum label in PostgreSQL.
+    fn code(self) -> &'static str {
+        match self {
+            Self::Processing => "0",
+            Self::Completed => "1",
+            Self::Failed => "2",
+        }
+    }
+}
+
+impl sqlx::Type<sqlx::Postgres> for JobStatus {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        sqlx::postgres::PgTypeInfo::with_name("page_import_status")
+    }
+
+    fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+        *ty == sqlx::postgres::PgTypeInfo::with_name("page_import_status")
+            || *ty == sqlx::postgres::PgTypeInfo::with_name("code2des_status")
+    }
+}
+
+impl sqlx::Encode<'_, sqlx::Postgres> for JobStatus {
+    fn encode_by_ref(
+        &self,
+        buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        <&str as sqlx::Encode<sqlx::Postgres>>::encode(self.code(), buf)
+    }
+}
+
+impl sqlx::Decode<'_, sqlx::Postgres> for JobStatus {
+    fn decode(value: sqlx::postgres::PgValueRef<'_>) -> Result<Self, sqlx::error::BoxDynError> {
+        match <&str as sqlx::Decode<sqlx::Postgres>>::decode(value)? {
+            "0" => Ok(Self::Processing),
+            "1" => Ok(Self::Completed),
+            "2" => Ok(Self::Failed),
+            other => Err(format!("unknown status label {other:?}").into()),
+        }
+    }
+}
+
+impl JobStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Processing => "processing",
@@ -62,19 +102,6 @@ impl ImportStatus {
             _ => None,
         }
     }
-}
-
-/// Code2Des job status, the same codes in their own enum type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::Type, Serialize, Deserialize, utoipa::ToSchema)]
-#[sqlx(type_name = "code2des_status")]
-#[serde(rename_all = "lowercase")]
-pub enum Code2DesStatus {
-    #[sqlx(rename = "0")]
-    Processing,
-    #[sqlx(rename = "1")]
-    Completed,
-    #[sqlx(rename = "2")]
-    Failed,
 }
 
 /// Browser viewport: width 200–3840, height 200–2160, scale 0.5–4.

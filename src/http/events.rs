@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::app::AppState;
 use crate::auth::Actor;
-use crate::domain::ImportStatus;
+use crate::domain::JobStatus;
 use crate::error::{ApiError, Problem};
 use crate::events::Subscription;
 use crate::http::page_imports::PageImportView;
@@ -39,7 +39,7 @@ impl Tagged {
         Self {
             tag,
             body,
-            terminal: view.status != ImportStatus::Processing,
+            terminal: view.status != JobStatus::Processing,
         }
     }
 

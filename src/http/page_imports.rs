@@ -15,7 +15,7 @@ use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::page_import::{self as db, PageImport};
-use crate::domain::ImportStatus;
+use crate::domain::JobStatus;
 use crate::error::{ApiError, Problem};
 use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
@@ -140,7 +140,7 @@ pub struct ListQuery {
     #[param(example = 1)]
     pub project_id: i64,
     /// processing | completed | failed
-    #[param(value_type = Option<ImportStatus>)]
+    #[param(value_type = Option<JobStatus>)]
     pub status: Option<String>,
     /// 1–100, default 20
     #[param(minimum = 1, maximum = 100)]

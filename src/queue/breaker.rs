@@ -49,6 +49,11 @@ impl Breaker {
         self.tripped() && self.is_open_at(self.now_ms())
     }
 
+    /// Whether enough calls failed in a row to open it (a probe may be due).
+    pub fn is_tripped(&self) -> bool {
+        self.tripped()
+    }
+
     /// Records the outcome of a call to SQS. Returns `Some(open)` when the
     /// breaker has just changed state.
     pub fn record(&self, ok: bool) -> Option<bool> {

@@ -202,6 +202,20 @@ impl Publisher {
         self.inner.relay_once().await
     }
 
+    /// Probes each queue whose breaker is open, once per cooldown, with one
+    /// cheap call (`GetQueueAttributes`). Without it a breaker opened by
+    /// failed creates stays open after SQS is back until the next create
+    /// probes it, and the messages it deferred wait out their lease. Called
+    /// by the relay on every tick.
+    pub async fn probe_open_breakers(&self) {
+        for lane in &self.inner.lanes {
+            if lane.breaker.is_tripped() && lane.breaker.allow() {
+                let probe = self.inner.sqs.get_queue_attributes().queue_url(&lane.url).send().await;
+                self.inner.record_outcome(lane, probe.is_ok()).await;
+            }
+        }
+    }
+
     /// Resolves when messages were made due early (SQS is back): the relay
     /// runs then instead of waiting for its next tick.
     pub async fn due_now(&self) {

@@ -11,7 +11,7 @@ use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
 use crate::attempts;
 use crate::db::page_import::{self as db, Fence, ResumeFrom};
 use crate::domain::callback::{Callback, ParsedCallback};
-use crate::domain::ImportStatus;
+use crate::domain::JobStatus;
 use crate::error::{ApiError, FieldError};
 
 /// The backend actor of the capture worker's transitions.
@@ -20,7 +20,7 @@ pub const CAPTURE_WORKER: &str = "system:capture-worker";
 /// The answer to an accepted callback.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CallbackAck {
-    pub status: ImportStatus,
+    pub status: JobStatus,
     /// After a retryable failure: the attempt that was started.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attempt: Option<i32>,
@@ -80,7 +80,7 @@ pub async fn receive(
     };
 
     // Already terminal: decide replay or conflict without touching S3.
-    if fence.status != ImportStatus::Processing {
+    if fence.status != JobStatus::Processing {
         return replay_or_conflict(&fence, &callback);
     }
     if let Callback::Failed {
@@ -193,7 +193,7 @@ async fn retry(
     state.metrics.attempts_started("retryable", 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {
-        status: ImportStatus::Processing,
+        status: JobStatus::Processing,
         attempt: Some(next),
         replayed: false,
     })
@@ -212,7 +212,7 @@ async fn retry_replay_or(
     let retryable = matches!(callback, Callback::Failed { retryable: true, .. });
     if retryable && db::is_retry_replay(conn, id, attempt, key.webhook_id, &key.request_hash).await? {
         return Ok(CallbackAck {
-            status: ImportStatus::Processing,
+            status: JobStatus::Processing,
             attempt: Some(attempt + 1),
             replayed: true,
         });
@@ -264,7 +264,7 @@ fn is_recorded_in(callback: &Callback, fence: &Fence) -> bool {
             capture_hash,
             screenshot_url,
         } => {
-            fence.status == ImportStatus::Completed
+            fence.status == JobStatus::Completed
                 && fence.result_url.as_ref() == Some(result_url)
                 && fence.capture_hash.as_ref() == Some(capture_hash)
                 && fence.screenshot_url.as_ref() == Some(screenshot_url)
@@ -274,7 +274,7 @@ fn is_recorded_in(callback: &Callback, fence: &Fence) -> bool {
             result_url,
             ..
         } => {
-            fence.status == ImportStatus::Failed
+            fence.status == JobStatus::Failed
                 && fence.error_message.as_ref() == Some(error_message)
                 && fence.result_url == *result_url
         }

@@ -8,7 +8,7 @@ use crate::auth::Actor;
 use crate::db::code2des::{self as db, NewCode2Des};
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
-use crate::domain::ImportStatus;
+use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::queue::messages::Code2DesJob;
 use crate::queue::QueueName;
@@ -41,7 +41,7 @@ pub async fn create(
     )
     .await?
     .ok_or(ApiError::NotFound)?;
-    let (ImportStatus::Completed, Some(result_url), Some(capture_hash)) =
+    let (JobStatus::Completed, Some(result_url), Some(capture_hash)) =
         (source.status, source.result_url, source.capture_hash)
     else {
         return Err(ApiError::conflict(

@@ -15,7 +15,7 @@ use crate::db::page_import::{self as db, PageImport, PendingCreate, ResumeFrom};
 use crate::dns::DnsCheckError;
 use crate::domain::cursor::{self, KeysetPosition, ListPage};
 use crate::domain::new_import::NewImport;
-use crate::domain::{ImportStatus, Nonce, ReadySelector, SourceUrl};
+use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl};
 use crate::error::ApiError;
 use crate::queue::messages::{capture_job_body, ViewportMessage};
 use crate::queue::QueueName;
@@ -166,7 +166,7 @@ pub async fn retry(
     row: PageImport,
     key: Option<IdempotencyKey>,
 ) -> Result<PageImportView, ApiError> {
-    if row.status != ImportStatus::Failed {
+    if row.status != JobStatus::Failed {
         return Err(not_retryable(row.status));
     }
     let mut tx = state.pool.begin().await?;
@@ -205,7 +205,7 @@ pub async fn retry(
 }
 
 /// 409 `not_retryable`, naming the import's status.
-pub fn not_retryable(status: ImportStatus) -> ApiError {
+pub fn not_retryable(status: JobStatus) -> ApiError {
     ApiError::conflict(
         "not_retryable",
         format!(
