@@ -116,49 +116,33 @@ impl AppState {
             config.auth_issuer.clone(),
             config.auth_audience.clone(),
         ));
-        // Coalesced statements have their own connections (two per slot: one
-        // for creates, one for reads).
+        // Coalesced statements have their own connections: a pool for
+        // creates and one for reads.
         let slots = config.database_coalesce_slots;
         let limits = coalesce::Limits::for_request_timeout(config.database_coalesce_queue, config.request_timeout);
-        let batch_pool = {
-            let statement_timeout = limits.statement_timeout().as_millis().to_string();
-            PgPoolOptions::new()
-                // Plans made per call (custom plans), not once per
-                // connection: a generic plan made while page_import was
-                // near-empty kept scanning the whole table as it grew (26 ms
-                // a call at 100 000 rows until ANALYZE; disabling sequential
-                // scans only moved it to the wrong index). A custom plan
-                // sees the table's current size and the batch's real length:
-                // the primary key, 0.08 ms, for ≈ 0.2 ms of planning per
-                // batch (`bench/plans.sh`).
-                .after_connect(move |conn, _| {
-                    let statement_timeout = statement_timeout.clone();
-                    Box::pin(async move {
-                        set_session(
-                            conn,
-                            &[
-                                ("statement_timeout", &statement_timeout),
-                                ("plan_cache_mode", "force_custom_plan"),
-                            ],
-                        )
-                        .await
-                    })
-                })
-                .max_connections(2 * slots)
-                .test_before_acquire(false)
-                .acquire_timeout(Duration::from_secs(3))
-                .connect_lazy_with((*pool.connect_options()).clone())
-        };
-        // It lives and closes with the main pool.
+        let statement_timeout = limits.statement_timeout();
+        // Reads by id are planned per call (custom plans): a generic plan
+        // made while page_import was near-empty kept scanning the whole
+        // table as it grew (26 ms a call at 100 000 rows until ANALYZE;
+        // disabling sequential scans only moved it to the wrong index). A
+        // custom plan takes the primary key, 0.08 ms, for ≈ 0.3 ms of
+        // planning per batch (`bench/plans.sh`). Creates keep one generic
+        // plan per connection: planning the create statement per batch
+        // halved create throughput (P1 3 200 against 6 670 req/s), and its
+        // plan does not read page_import (it inserts into it).
+        let read_pool = batch_pool(&pool, slots, statement_timeout, "force_custom_plan");
+        let create_pool = batch_pool(&pool, slots, statement_timeout, "force_generic_plan");
+        // They live and close with the main pool.
         tokio::spawn({
-            let (pool, batch_pool) = (pool.clone(), batch_pool.clone());
+            let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
             async move {
                 pool.close_event().await;
-                batch_pool.close().await;
+                read_pool.close().await;
+                create_pool.close().await;
             }
         });
-        let reads = coalesce::reads(batch_pool.clone(), slots as usize, limits);
-        let creates = coalesce::creates(batch_pool, slots as usize, limits);
+        let reads = coalesce::reads(read_pool, slots as usize, limits);
+        let creates = coalesce::creates(create_pool, slots as usize, limits);
         let events = Events::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             events,
@@ -174,6 +158,33 @@ impl AppState {
             metrics,
         })))
     }
+}
+
+/// The connections of one kind of coalesced statement, with their own
+/// statement timeout and plan cache mode.
+fn batch_pool(pool: &PgPool, slots: u32, statement_timeout: Duration, plan_cache_mode: &'static str) -> PgPool {
+    let statement_timeout = statement_timeout.as_millis().to_string();
+    PgPoolOptions::new()
+        .after_connect(move |conn, _| {
+            let statement_timeout = statement_timeout.clone();
+            Box::pin(async move {
+                set_session(
+                    conn,
+                    &[
+                        ("statement_timeout", &statement_timeout),
+                        ("plan_cache_mode", plan_cache_mode),
+                    ],
+                )
+                .await
+            })
+        })
+        // One spare per slot: a connection goes back to the pool in a task of
+        // its own after each batch, and with no spare the next batch waited
+        // for that hop (−14 % create throughput, measured).
+        .max_connections(2 * slots)
+        .test_before_acquire(false)
+        .acquire_timeout(Duration::from_secs(3))
+        .connect_lazy_with((*pool.connect_options()).clone())
 }
 
 /// Session settings, one `SET` each (names and values are ours, not input).

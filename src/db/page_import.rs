@@ -162,28 +162,14 @@ pub async fn insert_many_with_messages(
     Ok(batch.iter().map(|c| created.remove(&c.id)).collect())
 }
 
-/// A live (not deleted) row the actor may see.
+/// A live (not deleted) row the actor may see: [`find_visible_many`] with
+/// one pair (one statement for both).
 pub async fn find_visible(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<Option<PageImport>> {
-    sqlx::query_as!(
-        PageImport,
-        r#"
-        select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
-               pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
-               pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
-               pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
-        from page_import pi
-        where pi.id = $1
-          and pi.deleted_at is null
-          and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
-        "#,
-        id,
-        actor,
-    )
-    .fetch_optional(conn)
-    .await
+    let mut found = find_visible_many(conn, &[id.to_owned()], &[actor.to_owned()]).await?;
+    Ok(found.pop().flatten())
 }
 
-/// [`find_visible`] for many `(id, actor)` pairs in one statement (the
+/// Rows by id for many `(id, actor)` pairs in one statement (the
 /// coalesced read by id): one answer per pair, in order.
 pub async fn find_visible_many(
     conn: &mut PgConnection,
