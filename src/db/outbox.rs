@@ -67,7 +67,8 @@ pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> 
 /// Pushes the leases of messages still being published further out, so a
 /// slow send does not let another publisher take them (and publish them a
 /// second time). A row is extended only while it is still this publisher's:
-/// claimed `attempts` times, as it was when this publisher took it.
+/// claimed `attempts` times, as it was when this publisher took it, and not
+/// already rescheduled by this pass (`deferred`: its backoff stands).
 pub async fn extend_leases(conn: &mut PgConnection, held: &[(i64, i32)], lease: Duration) -> sqlx::Result<u64> {
     let ids: Vec<i64> = held.iter().map(|h| h.0).collect();
     let attempts: Vec<i32> = held.iter().map(|h| h.1).collect();
@@ -76,7 +77,7 @@ pub async fn extend_leases(conn: &mut PgConnection, held: &[(i64, i32)], lease: 
         update outbox_message o
         set available_at = now() + make_interval(secs => $3::bigint / 1000.0)
         from unnest($1::int8[], $2::int4[]) as h(id, attempts)
-        where o.id = h.id and o.attempts = h.attempts
+        where o.id = h.id and o.attempts = h.attempts and not o.deferred
         "#,
         &ids,
         &attempts,

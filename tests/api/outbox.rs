@@ -457,6 +457,45 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
     assert!(stamped, "their clocks start once SQS accepted them");
 }
 
+/// Holding leases extends only the rows still this publisher's: not a row
+/// another publisher has claimed since (a different `attempts`), and not a
+/// row already rescheduled with backoff (its wait stands).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn extending_leases_spares_rows_claimed_elsewhere_or_backing_off(pool: PgPool) {
+    use page_import::db::outbox;
+    sqlx::query(
+        "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+         select 'page_import', 'body', '1', g::text, now() from generate_series(1, 3) g",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let claimed = outbox::claim_due(&mut conn, 10, Duration::from_secs(1)).await.unwrap();
+    let held: Vec<(i64, i32)> = claimed.iter().map(|m| (m.id, m.attempts)).collect();
+    assert_eq!(held.len(), 3);
+    // The second was claimed again elsewhere; the third failed and backs off 2 s.
+    sqlx::query("update outbox_message set attempts = attempts + 1 where id = $1")
+        .bind(held[1].0)
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    outbox::reschedule(&mut conn, &[(held[2].0, Duration::from_secs(2), "Throttled")])
+        .await
+        .unwrap();
+    let extended = outbox::extend_leases(&mut conn, &held, Duration::from_secs(600))
+        .await
+        .unwrap();
+    assert_eq!(extended, 1, "only the first is still this publisher's");
+    let waits: Vec<f64> =
+        sqlx::query_scalar("select extract(epoch from available_at - now())::float8 from outbox_message order by id")
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+    assert!(waits[0] > 590.0, "{waits:?}");
+    assert!(waits[1] <= 1.0 && waits[2] <= 2.0, "{waits:?}");
+}
+
 /// A failed batch is rescheduled in one statement, each message with its own
 /// delay (the backoff's jitter spreads the retries) and its own error.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
