@@ -1,75 +1,144 @@
-//! Configuration from environment variables (SPEC §2). A missing or malformed
-//! value stops start-up with one line naming the variable.
+//! Configuration from environment variables (SPEC §2), declared once here
+//! with clap: each field names its variable, default and parser. A missing or
+//! malformed value stops start-up with one line naming the variable
+//! (`page_import_platform::config`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
+use clap::ArgAction;
 use secrecy::SecretString;
 
 use crate::webhook::WebhookSecrets;
-pub use page_import_platform::config::{ConfigError, Env, LogFormat};
+use page_import_platform::config::parse;
+pub use page_import_platform::config::{ConfigError, LogFormat};
 
 /// `Debug` prints every setting but the secrets, which are `secrecy` boxes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Parser)]
+#[command(name = "page-import")]
 pub struct Config {
-    /// May hold a password.
+    /// PostgreSQL URL (may hold a password).
+    #[arg(long, env = "DATABASE_URL", value_parser = postgres_url)]
     pub database_url: SecretString,
+    #[arg(long, env = "LISTEN_ADDR", default_value = "127.0.0.1:8080")]
     pub listen_addr: SocketAddr,
+    /// Base URL the worker calls back on; empty means `http://{LISTEN_ADDR}`.
+    #[arg(long, env = "PUBLIC_BASE_URL", default_value = "", value_parser = http_url)]
     pub public_base_url: String,
+    #[arg(long, env = "PAGE_IMPORT_QUEUE_URL", value_parser = http_url)]
     pub page_import_queue_url: String,
+    #[arg(long, env = "CODE2DES_QUEUE_URL", value_parser = http_url)]
     pub code2des_queue_url: String,
+    #[arg(long, env = "ARTIFACT_BUCKET")]
     pub artifact_bucket: String,
+    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
     pub s3_force_path_style: bool,
+    /// One or more comma-separated `whsec_…` secrets; the first signs.
+    #[arg(long, env = "WEBHOOK_SECRET", value_parser = WebhookSecrets::parse)]
     pub webhook_secrets: WebhookSecrets,
+    /// JWKS of the user pool; `file://` allowed for local use.
+    #[arg(long, env = "AUTH_JWKS_URL", value_parser = jwks_url)]
     pub auth_jwks_url: String,
+    #[arg(long, env = "AUTH_ISSUER")]
     pub auth_issuer: String,
+    #[arg(long, env = "AUTH_AUDIENCE")]
     pub auth_audience: String,
+    #[arg(long, env = "CAPTURE_TIMEOUT_SECS", default_value = "900", value_parser = parse::secs)]
     pub capture_timeout: Duration,
     /// Attempts per import before a timeout or a retryable failure is final.
+    #[arg(long, env = "CAPTURE_MAX_ATTEMPTS", default_value = "3", value_parser = parse::count::<i32>)]
     pub capture_max_attempts: i32,
+    #[arg(long, env = "SOURCE_URL_DNS_CHECK", default_value = "true", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
     pub source_url_dns_check: bool,
-    pub dns_nameservers: Vec<SocketAddr>,
+    /// Comma-separated `ip:port` resolvers for the DNS check; empty means the
+    /// system resolver.
+    #[arg(long, env = "DNS_NAMESERVERS", default_value = "", value_parser = parse::socket_addrs)]
+    pub dns_nameservers: ::std::vec::Vec<SocketAddr>,
+    #[arg(long, env = "ALLOW_PRIVATE_SOURCE_URLS", default_value = "false", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
     pub allow_private_source_urls: bool,
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,
-    /// Tuning knobs with sensible defaults; documented in the README.
+    #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value = "16", value_parser = parse::count::<u32>)]
     pub database_max_connections: u32,
     /// Coalesced statements in flight per kind (creates, reads by id).
+    #[arg(long, env = "DATABASE_COALESCE_SLOTS", default_value = "1", value_parser = parse::count_to::<u32, 64>)]
     pub database_coalesce_slots: u32,
     /// Requests waiting for a coalesced statement before 503 `overloaded`.
+    #[arg(long, env = "DATABASE_COALESCE_QUEUE", default_value = "1024", value_parser = parse::count::<usize>)]
     pub database_coalesce_queue: usize,
+    #[arg(long, env = "REQUEST_TIMEOUT_MS", default_value = "10000", value_parser = parse::millis)]
     pub request_timeout: Duration,
+    #[arg(long, env = "OUTBOX_RELAY_INTERVAL_MS", default_value = "1000", value_parser = parse::millis)]
     pub outbox_relay_interval: Duration,
+    #[arg(long, env = "OUTBOX_MAX_BACKOFF_MS", default_value = "30000", value_parser = parse::millis)]
     pub outbox_max_backoff: Duration,
+    #[arg(long, env = "OUTBOX_LEASE_MS", default_value = "30000", value_parser = parse::millis)]
     pub outbox_lease: Duration,
+    #[arg(long, env = "SWEEPER_INTERVAL_MS", default_value = "30000", value_parser = parse::millis)]
     pub sweeper_interval: Duration,
     /// Exact origins allowed to call the user routes from a browser (CORS).
-    pub cors_allowed_origins: Vec<String>,
+    #[arg(long, env = "CORS_ALLOWED_ORIGINS", default_value = "", value_parser = origins)]
+    pub cors_allowed_origins: ::std::vec::Vec<String>,
     /// Open `/events` streams per process before 503.
+    #[arg(long, env = "EVENTS_MAX_STREAMS", default_value = "1000", value_parser = parse::count::<usize>)]
     pub events_max_streams: usize,
     /// When set, `/metrics` is served only on this second listener.
+    #[arg(long, env = "METRICS_ADDR")]
     pub metrics_addr: Option<SocketAddr>,
 }
 
-fn http_url(v: &str, allow_file: bool) -> Result<String, String> {
+fn postgres_url(v: &str) -> Result<SecretString, String> {
+    if v.starts_with("postgres://") || v.starts_with("postgresql://") {
+        Ok(v.into())
+    } else {
+        // Not echoed: the value may hold a password.
+        Err("expected a postgres:// URL".into())
+    }
+}
+
+fn http_url(v: &str) -> Result<String, String> {
+    if v.is_empty() {
+        return Ok(String::new());
+    }
     let url = url::Url::parse(v).map_err(|e| e.to_string())?;
     match url.scheme() {
         "http" | "https" => Ok(v.trim_end_matches('/').to_owned()),
-        "file" if allow_file => Ok(v.to_owned()),
         other => Err(format!("unsupported scheme '{other}'")),
     }
 }
 
-/// An exact origin, `scheme://host[:port]`, as browsers send it.
-fn origin(v: &str) -> Result<String, String> {
-    let url = url::Url::parse(v).map_err(|e| format!("'{v}': {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return Err(format!("'{v}' is not an http(s) origin"));
+fn jwks_url(v: &str) -> Result<String, String> {
+    match url::Url::parse(v) {
+        Ok(url) if url.scheme() == "file" => Ok(v.to_owned()),
+        _ => http_url(v),
     }
-    let serialized = url.origin().ascii_serialization();
-    if serialized != v {
-        return Err(format!("'{v}' is not an exact origin (expected '{serialized}')"));
-    }
-    Ok(serialized)
+}
+
+/// Comma-separated exact origins, `scheme://host[:port]`, as browsers send them.
+fn origins(v: &str) -> Result<Vec<String>, String> {
+    parse::list(v, |v| {
+        let url = url::Url::parse(v).map_err(|e| format!("'{v}': {e}"))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(format!("'{v}' is not an http(s) origin"));
+        }
+        let serialized = url.origin().ascii_serialization();
+        if serialized != v {
+            return Err(format!("'{v}' is not an exact origin (expected '{serialized}')"));
+        }
+        Ok(serialized)
+    })
+}
+
+/// What `page-import migrate` needs: the database and nothing else.
+#[derive(Clone, Debug, clap::Parser)]
+#[command(name = "page-import migrate")]
+pub struct MigrateConfig {
+    #[arg(long, env = "DATABASE_URL", value_parser = postgres_url)]
+    pub database_url: SecretString,
 }
 
 impl Config {
@@ -78,92 +147,11 @@ impl Config {
     }
 
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let env = Env::new(lookup);
-        let database_url = env.required("DATABASE_URL")?;
-        if !database_url.starts_with("postgres://") && !database_url.starts_with("postgresql://") {
-            return Err(ConfigError {
-                variable: "DATABASE_URL",
-                problem: "is malformed: expected a postgres:// URL".into(),
-            });
+        let mut config: Self = page_import_platform::config::from_lookup(lookup)?;
+        if config.public_base_url.is_empty() {
+            config.public_base_url = format!("http://{}", config.listen_addr);
         }
-        let listen_addr = env.parsed("LISTEN_ADDR", SocketAddr::from(([127, 0, 0, 1], 8080)), |v| {
-            v.parse().map_err(|e| format!("{e}"))
-        })?;
-        let public_base_url = env.parsed("PUBLIC_BASE_URL", format!("http://{listen_addr}"), |v| {
-            http_url(v, false)
-        })?;
-        let page_import_queue_url = env.parsed("PAGE_IMPORT_QUEUE_URL", String::new(), |v| http_url(v, false))?;
-        if page_import_queue_url.is_empty() {
-            env.required("PAGE_IMPORT_QUEUE_URL")?;
-        }
-        let code2des_queue_url = env.parsed("CODE2DES_QUEUE_URL", String::new(), |v| http_url(v, false))?;
-        if code2des_queue_url.is_empty() {
-            env.required("CODE2DES_QUEUE_URL")?;
-        }
-        let artifact_bucket = env.required("ARTIFACT_BUCKET")?;
-        let s3_force_path_style = env.bool("S3_FORCE_PATH_STYLE", false)?;
-        let webhook_secrets = WebhookSecrets::parse(&env.required("WEBHOOK_SECRET")?).map_err(|why| ConfigError {
-            variable: "WEBHOOK_SECRET",
-            problem: format!("is malformed: {why}"),
-        })?;
-        let auth_jwks_url = env.parsed("AUTH_JWKS_URL", String::new(), |v| http_url(v, true))?;
-        if auth_jwks_url.is_empty() {
-            env.required("AUTH_JWKS_URL")?;
-        }
-        let auth_issuer = env.required("AUTH_ISSUER")?;
-        let auth_audience = env.required("AUTH_AUDIENCE")?;
-        let capture_timeout = env.secs("CAPTURE_TIMEOUT_SECS", 900)?;
-        let source_url_dns_check = env.bool("SOURCE_URL_DNS_CHECK", true)?;
-        let dns_nameservers = env.parsed("DNS_NAMESERVERS", Vec::new(), |v| {
-            v.split(',')
-                .map(|s| s.trim().parse::<SocketAddr>().map_err(|e| format!("'{s}': {e}")))
-                .collect()
-        })?;
-        let allow_private_source_urls = env.bool("ALLOW_PRIVATE_SOURCE_URLS", false)?;
-        let log_format = env.log_format()?;
-        let database_max_connections = u32::try_from(env.count("DATABASE_MAX_CONNECTIONS", 16)?).unwrap_or(u32::MAX);
-        let database_coalesce_slots = env.parsed("DATABASE_COALESCE_SLOTS", 1, |v| match v.parse::<u32>() {
-            Ok(n) if (1..=64).contains(&n) => Ok(n),
-            _ => Err("expected a whole number from 1 to 64".into()),
-        })?;
-        Ok(Self {
-            database_url: database_url.into(),
-            listen_addr,
-            public_base_url,
-            page_import_queue_url,
-            code2des_queue_url,
-            artifact_bucket,
-            s3_force_path_style,
-            webhook_secrets,
-            auth_jwks_url,
-            auth_issuer,
-            auth_audience,
-            capture_timeout,
-            capture_max_attempts: i32::try_from(env.count("CAPTURE_MAX_ATTEMPTS", 3)?).unwrap_or(i32::MAX),
-            source_url_dns_check,
-            dns_nameservers,
-            allow_private_source_urls,
-            log_format,
-            database_max_connections,
-            database_coalesce_slots,
-            database_coalesce_queue: usize::try_from(env.count("DATABASE_COALESCE_QUEUE", 1024)?).unwrap_or(usize::MAX),
-            request_timeout: env.millis("REQUEST_TIMEOUT_MS", 10_000)?,
-            outbox_relay_interval: env.millis("OUTBOX_RELAY_INTERVAL_MS", 1_000)?,
-            outbox_max_backoff: env.millis("OUTBOX_MAX_BACKOFF_MS", 30_000)?,
-            outbox_lease: env.millis("OUTBOX_LEASE_MS", 30_000)?,
-            sweeper_interval: env.millis("SWEEPER_INTERVAL_MS", 30_000)?,
-            cors_allowed_origins: env.parsed("CORS_ALLOWED_ORIGINS", Vec::new(), |v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(origin)
-                    .collect()
-            })?,
-            events_max_streams: usize::try_from(env.count("EVENTS_MAX_STREAMS", 1000)?).unwrap_or(usize::MAX),
-            metrics_addr: env.parsed("METRICS_ADDR", None, |v| {
-                v.parse().map(Some).map_err(|e| format!("{e}"))
-            })?,
-        })
+        Ok(config)
     }
 }
 

@@ -6,8 +6,9 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use page_import::app::AppState;
-use page_import::config::{Config, LogFormat};
+use page_import::config::{Config, LogFormat, MigrateConfig};
 use page_import::{auth, server, telemetry, MIGRATOR};
+use secrecy::ExposeSecret;
 
 #[derive(Parser)]
 #[command(name = "page-import", version, about = "Page Import service")]
@@ -72,11 +73,14 @@ async fn main() -> ExitCode {
     // Migrating needs the database and nothing else.
     if let Some(Command::Migrate) = &cli.command {
         telemetry::init(LogFormat::Json);
-        let Some(url) = std::env::var("DATABASE_URL").ok().filter(|v| !v.is_empty()) else {
-            eprintln!("configuration error: DATABASE_URL is required but not set");
-            return ExitCode::from(2);
+        let config: MigrateConfig = match page_import_platform::config::from_env() {
+            Ok(config) => config,
+            Err(err) => {
+                eprintln!("{err}");
+                return ExitCode::from(2);
+            }
         };
-        return match migrate(&url).await {
+        return match migrate(config.database_url.expose_secret()).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(err) => {
                 tracing::error!(error = format!("{err:#}"), "migration failed");

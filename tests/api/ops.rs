@@ -181,3 +181,91 @@ async fn openapi_json_is_served_and_equals_the_committed_copy(pool: PgPool) {
         assert!(doc["paths"].get(path).is_some(), "{path} is documented");
     }
 }
+
+/// SPEC §2 through the real binaries and the real process environment: a
+/// missing or malformed variable stops start-up with exit code 2 and exactly
+/// one line naming it, and a malformed secret is not echoed.
+#[test]
+fn bad_configuration_stops_start_up_with_one_line_naming_the_variable() {
+    let service_env = [
+        ("DATABASE_URL", "postgres://127.0.0.1:1/never-reached"),
+        ("PAGE_IMPORT_QUEUE_URL", "http://127.0.0.1:1/000000000000/q"),
+        ("CODE2DES_QUEUE_URL", "http://127.0.0.1:1/000000000000/c"),
+        ("ARTIFACT_BUCKET", "b"),
+        ("WEBHOOK_SECRET", WEBHOOK_SECRET),
+        ("AUTH_JWKS_URL", "file:///nonexistent/jwks.json"),
+        ("AUTH_ISSUER", ISSUER),
+        ("AUTH_AUDIENCE", AUDIENCE),
+    ];
+    let run = |binary: &std::path::Path, args: &[&str], env: &[(&str, &str)]| {
+        let out = std::process::Command::new(binary)
+            .args(args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .output()
+            .expect("run the binary");
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let service = std::path::PathBuf::from(env!("CARGO_BIN_EXE_page-import"));
+    let worker = crate::helpers::capture::worker_binary();
+    type Case<'a> = (&'a std::path::Path, &'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            &service,
+            &["serve"],
+            without(&service_env, "AUTH_ISSUER"),
+            "AUTH_ISSUER is required but not set",
+        ),
+        (
+            &service,
+            &[],
+            with(&service_env, "CAPTURE_MAX_ATTEMPTS", "0"),
+            "CAPTURE_MAX_ATTEMPTS is malformed",
+        ),
+        (
+            &service,
+            &["serve"],
+            with(&service_env, "LISTEN_ADDR", "nope"),
+            "LISTEN_ADDR is malformed",
+        ),
+        (
+            &service,
+            &["serve"],
+            with(&service_env, "WEBHOOK_SECRET", "whsec_!!"),
+            "WEBHOOK_SECRET is malformed",
+        ),
+        (&service, &["migrate"], vec![], "DATABASE_URL is required but not set"),
+        (
+            &worker,
+            &[],
+            without(&service_env, "WEBHOOK_SECRET"),
+            "WEBHOOK_SECRET is required but not set",
+        ),
+        (
+            &worker,
+            &[],
+            with(&service_env, "WORKER_CONCURRENCY", "65"),
+            "WORKER_CONCURRENCY is malformed",
+        ),
+    ];
+    for (binary, args, env, expected) in cases {
+        let (code, stderr) = run(binary, args, &env);
+        assert_eq!(code, Some(2), "{binary:?} {args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{binary:?} {args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("configuration error: {expected}")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("whsec_!!"), "secret echoed: {stderr}");
+    }
+}
+
+fn with<'a>(env: &[(&'a str, &'a str)], key: &'a str, value: &'a str) -> Vec<(&'a str, &'a str)> {
+    let mut env = without(env, key);
+    env.push((key, value));
+    env
+}
+
+fn without<'a>(env: &[(&'a str, &'a str)], key: &str) -> Vec<(&'a str, &'a str)> {
+    env.iter().copied().filter(|(k, _)| *k != key).collect()
+}

@@ -1,79 +1,62 @@
-//! The worker's configuration (SPEC §10), read like the service's: a missing
-//! or malformed value is one line naming the variable.
+//! The worker's configuration (SPEC §10), declared with clap like the
+//! service's: a missing or malformed value is one line naming the variable.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
+use clap::ArgAction;
 use page_import_contract::webhook::WebhookSecrets;
-use page_import_platform::config::{ConfigError, Env, LogFormat};
+use page_import_platform::config::parse;
+pub use page_import_platform::config::{ConfigError, LogFormat};
 
 pub const DEFAULT_CHROMIUM: &str = "/usr/lib/chromium/chromium";
 
-#[derive(Clone)]
+#[derive(Clone, Debug, clap::Parser)]
+#[command(name = "capture-worker")]
 pub struct Config {
+    #[arg(long, env = "PAGE_IMPORT_QUEUE_URL")]
     pub page_import_queue_url: String,
+    #[arg(long, env = "ARTIFACT_BUCKET")]
     pub artifact_bucket: String,
+    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
     pub s3_force_path_style: bool,
+    /// One or more comma-separated `whsec_…` secrets; the first signs.
+    #[arg(long, env = "WEBHOOK_SECRET", value_parser = WebhookSecrets::parse)]
     pub webhook_secrets: WebhookSecrets,
+    #[arg(long, env = "CHROMIUM_PATH", default_value = DEFAULT_CHROMIUM)]
     pub chromium_path: PathBuf,
+    /// Captures at once.
+    #[arg(long, env = "WORKER_CONCURRENCY", default_value = "2", value_parser = parse::count_to::<usize, 64>)]
     pub concurrency: usize,
+    #[arg(long, env = "CAPTURE_NAVIGATION_TIMEOUT_SECS", default_value = "30", value_parser = parse::secs)]
     pub navigation_timeout: Duration,
+    #[arg(long, env = "CAPTURE_READY_TIMEOUT_SECS", default_value = "15", value_parser = parse::secs)]
     pub ready_timeout: Duration,
+    /// Taller pages are truncated (CSS px).
+    #[arg(long, env = "CAPTURE_MAX_HEIGHT_PX", default_value = "16384", value_parser = parse::count_to::<u32, 65_536>)]
     pub max_height_px: u32,
+    /// Network response bytes per capture.
+    #[arg(long, env = "CAPTURE_MAX_BYTES", default_value = "52428800", value_parser = parse::count::<u64>)]
     pub max_bytes: u64,
+    /// Optional `/healthz` and `/metrics` listener.
+    #[arg(long, env = "WORKER_HEALTH_ADDR")]
     pub health_addr: Option<SocketAddr>,
+    #[arg(long, env = "WORKER_SHUTDOWN_GRACE_SECS", default_value = "60", value_parser = parse::secs)]
     pub shutdown_grace: Duration,
-    pub egress_allow: Vec<SocketAddr>,
+    /// Development and tests only: exact `ip:port` pairs let through although
+    /// not public.
+    #[arg(long, env = "EGRESS_ALLOW", default_value = "", value_parser = parse::socket_addrs)]
+    pub egress_allow: ::std::vec::Vec<SocketAddr>,
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,
 }
 
 impl Config {
     pub fn from_env() -> Result<Self, ConfigError> {
-        Self::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let env = Env::new(lookup);
-        let page_import_queue_url = env.required("PAGE_IMPORT_QUEUE_URL")?;
-        let artifact_bucket = env.required("ARTIFACT_BUCKET")?;
-        let webhook_secrets = WebhookSecrets::parse(&env.required("WEBHOOK_SECRET")?).map_err(|why| ConfigError {
-            variable: "WEBHOOK_SECRET",
-            problem: format!("is malformed: {why}"),
-        })?;
-        let small = |name: &'static str, default: u64, max: u64| -> Result<u64, ConfigError> {
-            let n = env.count(name, default)?;
-            if n > max {
-                return Err(ConfigError {
-                    variable: name,
-                    problem: format!("is malformed: at most {max}"),
-                });
-            }
-            Ok(n)
-        };
-        Ok(Self {
-            page_import_queue_url,
-            artifact_bucket,
-            s3_force_path_style: env.bool("S3_FORCE_PATH_STYLE", false)?,
-            webhook_secrets,
-            chromium_path: PathBuf::from(env.get("CHROMIUM_PATH").unwrap_or_else(|| DEFAULT_CHROMIUM.into())),
-            concurrency: small("WORKER_CONCURRENCY", 2, 64)? as usize,
-            navigation_timeout: env.secs("CAPTURE_NAVIGATION_TIMEOUT_SECS", 30)?,
-            ready_timeout: env.secs("CAPTURE_READY_TIMEOUT_SECS", 15)?,
-            max_height_px: small("CAPTURE_MAX_HEIGHT_PX", 16_384, 65_536)? as u32,
-            max_bytes: env.count("CAPTURE_MAX_BYTES", 50 * 1024 * 1024)?,
-            health_addr: env.parsed("WORKER_HEALTH_ADDR", None, |v| {
-                v.parse().map(Some).map_err(|e| format!("{e}"))
-            })?,
-            shutdown_grace: env.secs("WORKER_SHUTDOWN_GRACE_SECS", 60)?,
-            egress_allow: env.parsed("EGRESS_ALLOW", Vec::new(), |v| {
-                v.split(',')
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| s.trim().parse::<SocketAddr>().map_err(|e| format!("'{s}': {e}")))
-                    .collect()
-            })?,
-            log_format: env.log_format()?,
-        })
+        page_import_platform::config::from_env()
     }
 }
 
@@ -91,7 +74,7 @@ mod tests {
         for (k, v) in pairs {
             env.insert((*k).into(), (*v).into());
         }
-        Config::from_lookup(|k| env.get(k).cloned()).map_err(|e| e.to_string())
+        page_import_platform::config::from_lookup::<Config>(|k| env.get(k).cloned()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -111,7 +94,7 @@ mod tests {
     fn bad_values_are_one_line_naming_the_variable() {
         assert_eq!(
             config(&[("WORKER_CONCURRENCY", "0")]).err().unwrap(),
-            "configuration error: WORKER_CONCURRENCY is malformed: expected a whole number of at least 1"
+            "configuration error: WORKER_CONCURRENCY is malformed: expected a whole number from 1 to 64"
         );
         assert!(config(&[("EGRESS_ALLOW", "127.0.0.1")])
             .err()
@@ -120,6 +103,10 @@ mod tests {
         assert_eq!(
             config(&[("ARTIFACT_BUCKET", "")]).err().unwrap(),
             "configuration error: ARTIFACT_BUCKET is required but not set"
+        );
+        assert_eq!(
+            config(&[("WORKER_CONCURRENCY", "65")]).err().unwrap(),
+            "configuration error: WORKER_CONCURRENCY is malformed: expected a whole number from 1 to 64"
         );
         let allowed = config(&[("EGRESS_ALLOW", "127.0.0.5:80, 127.0.0.6:8080")])
             .unwrap()
