@@ -33,8 +33,27 @@ pub struct PageImport {
     pub created_by: String,
 }
 
-/// A [`PageImport`] from a `query!` record that selected its columns under
-/// the same names (moving them out; the record's other fields stay usable).
+/// `sqlx::query!` over the one select list of a [`PageImport`] (every column
+/// but the nonce, from a row aliased `pi`), written once here. The statement
+/// is `head` + the list + `tail`: `tail` may add columns (`, x as y`) before
+/// its `from`. Checked at compile time like any `query!`, because the pieces
+/// are literals (sqlx joins literals joined with `+`).
+macro_rules! query_page_import {
+    ($head:literal, $tail:literal, $($args:tt)*) => {
+        sqlx::query!(
+            $head
+                + r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
+                      pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
+                      pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
+                      pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by"#
+                + $tail,
+            $($args)*
+        )
+    };
+}
+
+/// The [`PageImport`] in a record of [`query_page_import!`] (moving its
+/// columns out; the record's added columns stay usable).
 macro_rules! page_import_from {
     ($r:ident) => {
         PageImport {
@@ -101,7 +120,7 @@ pub async fn insert_many_with_messages(
     let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
     let leases: Vec<i64> = batch.iter().map(|c| c.lease_ms).collect();
     let dedups: Vec<String> = batch.iter().map(|c| deduplication_id(&c.id, 1)).collect();
-    let rows = sqlx::query!(
+    let rows = query_page_import!(
         r#"
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
@@ -127,13 +146,11 @@ pub async fn insert_many_with_messages(
             from inserted i join req r on r.id = i.id
             returning id, deduplication_id
         )
-        select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url,
-               i.viewport_width, i.viewport_height, i.device_scale_factor, i.ready_selector,
-               i.status as "status: JobStatus", i.attempt, i.result_url, i.capture_hash,
-               i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by,
+        "#,
+        r#",
                q.id as outbox_id
-        from inserted i
-        join req r on r.id = i.id
+        from inserted pi
+        join req r on r.id = pi.id
         join queued q on q.deduplication_id = r.dedup
         "#,
         &ids as &[&str],
@@ -176,12 +193,9 @@ pub async fn find_visible_many(
     ids: &[String],
     actors: &[String],
 ) -> sqlx::Result<Vec<Option<PageImport>>> {
-    let rows = sqlx::query!(
-        r#"
-        select r.ord as "ord!", pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
-               pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
-               pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
-               pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
+    let rows = query_page_import!(
+        "",
+        r#", r.ord as "ord!"
         from unnest($1::text[], $2::text[]) with ordinality as r(id, subject, ord)
         join page_import pi on pi.id = r.id
         where pi.deleted_at is null
@@ -243,18 +257,14 @@ pub async fn list_page(
     };
     match status {
         None => {
-            sqlx::query_as!(
-                PageImport,
+            query_page_import!(
+                "",
                 r#"
-                select id, organization_id, project_id, source_kind, source_url,
-                       viewport_width, viewport_height, device_scale_factor, ready_selector,
-                       status as "status: JobStatus", attempt, result_url, capture_hash,
-                       screenshot_url, error_message, created_at, updated_at, created_by
-                from page_import
-                where project_id = $1
-                  and deleted_at is null
-                  and (created_at, id) < (coalesce($2, 'infinity'::timestamptz), $3)
-                order by created_at desc, id desc
+                from page_import pi
+                where pi.project_id = $1
+                  and pi.deleted_at is null
+                  and (pi.created_at, pi.id) < (coalesce($2, 'infinity'::timestamptz), $3)
+                order by pi.created_at desc, pi.id desc
                 limit $4
                 "#,
                 project_id,
@@ -264,21 +274,18 @@ pub async fn list_page(
             )
             .fetch_all(conn)
             .await
+            .map(|rows| rows.into_iter().map(|r| page_import_from!(r)).collect())
         }
         Some(status) => {
-            sqlx::query_as!(
-                PageImport,
+            query_page_import!(
+                "",
                 r#"
-                select id, organization_id, project_id, source_kind, source_url,
-                       viewport_width, viewport_height, device_scale_factor, ready_selector,
-                       status as "status: JobStatus", attempt, result_url, capture_hash,
-                       screenshot_url, error_message, created_at, updated_at, created_by
-                from page_import
-                where project_id = $1
-                  and status = $2
-                  and deleted_at is null
-                  and (created_at, id) < (coalesce($3, 'infinity'::timestamptz), $4)
-                order by created_at desc, id desc
+                from page_import pi
+                where pi.project_id = $1
+                  and pi.status = $2
+                  and pi.deleted_at is null
+                  and (pi.created_at, pi.id) < (coalesce($3, 'infinity'::timestamptz), $4)
+                order by pi.created_at desc, pi.id desc
                 limit $5
                 "#,
                 project_id,
@@ -289,6 +296,7 @@ pub async fn list_page(
             )
             .fetch_all(conn)
             .await
+            .map(|rows| rows.into_iter().map(|r| page_import_from!(r)).collect())
         }
     }
 }
