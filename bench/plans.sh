@@ -2,7 +2,7 @@
 # C: query plans that must not depend on table size (issue 14 §9).
 #   bench/plans.sh DATABASE_URL [--smoke]
 # Needs a migrated, otherwise idle database (bench/run provides one). Prints
-# two tables:
+# three tables:
 #  1. the relay's claim (LIMIT 100) with 0 / 10 k / 100 k / 1 M due rows, the
 #     claim before this change (`id IN (…) ORDER BY id`, index on available_at)
 #     against the one in src/db/outbox.rs: median execution time of 5 runs,
@@ -10,7 +10,10 @@
 #  2. a coalesced by-id read prepared while page_import held one row and
 #     executed after it grew to 100 k rows without ANALYZE: a generic plan
 #     (the batch connections before), the same with sequential scans off,
-#     and a custom plan per call (the batch connections now).
+#     and a custom plan per call (the batch connections now);
+#  3. the create statement's generic plan made on a one-project database and
+#     run after `project` grew, in the shape before (a join) and now (a
+#     parameterized lateral lookup), with sequential scans on and off.
 set -euo pipefail
 URL=$1
 SMOKE=${2:-}
@@ -108,3 +111,62 @@ SQL
   printf '| %s | %s | %s | %s |\n' "$mode" "$plan" "$planning" "$ms"
 done
 "${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" -c "alter table page_import reset (autovacuum_enabled)"
+
+# C3: the create statement's lookups, in the shape before (a join) and now (a
+# parameterized lateral subquery, src/db/page_import.rs), as a generic plan.
+CREATE_JOIN="from req r
+  join project p on p.id = r.project_id and p.organization_id = r.organization_id
+  where exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)"
+CREATE_LATERAL="from req r
+  cross join lateral (select p.id, p.organization_id from project p
+    where p.id = r.project_id and p.organization_id = r.organization_id
+      and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
+    offset 0) p"
+create_sql() {
+  echo "with req as (select * from unnest(\$1::text[], \$2::int8[], \$3::int8[], \$4::text[]) as r(id, organization_id, project_id, actor)),
+  inserted as (insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)
+    select r.id, p.organization_id, p.id, 'https://example.com/', 1280, 800, 'n', r.actor, r.actor $1 returning id)
+  select count(*) from inserted"
+}
+
+echo
+echo "### C3. The create statement's generic plan, made on a 1-project database, run at $GROW projects"
+echo
+echo "Two creates per statement; statistics of the one-project database as left"
+echo "by TRUNCATE (none) or by ANALYZE; no ANALYZE after growing."
+echo
+echo "| shape | settings | stats when planned | project scanned by | execution ms |"
+echo "|---|---|---|---|---|"
+for shape in join lateral; do
+  for seqscan in on off; do
+    for stats in none analyzed; do
+      [ $shape = join ] && from=$CREATE_JOIN || from=$CREATE_LATERAL
+      [ $stats = analyzed ] && analyze="analyze project; analyze organization_member;" || analyze=
+      out=$("${PSQL[@]}" 2>/dev/null <<SQL
+alter table project set (autovacuum_enabled = false);
+alter table organization_member set (autovacuum_enabled = false);
+truncate page_import, organization, project, organization_member, outbox_message cascade;
+insert into organization (id, name) values (1, 'o');
+insert into project (id, organization_id, name) values (1, 1, 'p');
+insert into organization_member values (1, 'bench');
+$analyze
+set plan_cache_mode = force_generic_plan;
+set enable_seqscan = $seqscan;
+prepare c(text[], int8[], int8[], text[]) as $(create_sql "$from");
+begin; execute c(array['a'], array[1::int8], array[1::int8], array['bench']); rollback;
+insert into organization (id, name) select g, 'o' from generate_series(2, $GROW) g;
+insert into project (id, organization_id, name) select g, g, 'p' from generate_series(2, $GROW) g;
+insert into organization_member select g, 'user' || g from generate_series(2, $GROW) g;
+begin;
+explain (analyze, costs off) execute c(array['b', 'c'], array[1::int8, 77::int8], array[1::int8, 77::int8], array['bench', 'user77']);
+rollback;
+SQL
+)
+      plan=$(grep -oE '(Seq Scan|Index Scan using [a-z_]+|Index Only Scan using [a-z_]+|Bitmap Heap Scan) on project' <<<"$out" | head -1)
+      ms=$(grep -oE 'Execution Time: [0-9.]+' <<<"$out" | awk '{print $3}')
+      printf '| %s | enable_seqscan %s | %s | %s | %s |\n' "$shape" "$seqscan" "$stats" "$plan" "$ms"
+    done
+  done
+done
+"${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" \
+  -c "alter table project reset (autovacuum_enabled)" -c "alter table organization_member reset (autovacuum_enabled)"

@@ -130,8 +130,22 @@ impl AppState {
         // plan per connection: planning the create statement per batch
         // halved create throughput (P1 3 200 against 6 670 req/s), and its
         // plan does not read page_import (it inserts into it).
-        let read_pool = batch_pool(&pool, slots, statement_timeout, "force_custom_plan");
-        let create_pool = batch_pool(&pool, slots, statement_timeout, "force_generic_plan");
+        let read_pool = batch_pool(
+            &pool,
+            slots,
+            statement_timeout,
+            &[("plan_cache_mode", "force_custom_plan")],
+        );
+        let create_pool = batch_pool(
+            &pool,
+            slots,
+            statement_timeout,
+            &[
+                &[("plan_cache_mode", "force_generic_plan")],
+                crate::db::page_import::CREATE_PLAN_SETTINGS,
+            ]
+            .concat(),
+        );
         // They live and close with the main pool.
         tokio::spawn({
             let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
@@ -161,21 +175,22 @@ impl AppState {
 }
 
 /// The connections of one kind of coalesced statement, with their own
-/// statement timeout and plan cache mode.
-fn batch_pool(pool: &PgPool, slots: u32, statement_timeout: Duration, plan_cache_mode: &'static str) -> PgPool {
+/// statement timeout and planner settings.
+fn batch_pool(
+    pool: &PgPool,
+    slots: u32,
+    statement_timeout: Duration,
+    planner: &[(&'static str, &'static str)],
+) -> PgPool {
     let statement_timeout = statement_timeout.as_millis().to_string();
+    let planner = planner.to_vec();
     PgPoolOptions::new()
         .after_connect(move |conn, _| {
-            let statement_timeout = statement_timeout.clone();
+            let mut settings = vec![("statement_timeout", statement_timeout.clone())];
+            settings.extend(planner.iter().map(|(k, v)| (*k, (*v).to_owned())));
             Box::pin(async move {
-                set_session(
-                    conn,
-                    &[
-                        ("statement_timeout", &statement_timeout),
-                        ("plan_cache_mode", plan_cache_mode),
-                    ],
-                )
-                .await
+                let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                set_session(conn, &settings).await
             })
         })
         // One spare per slot: a connection goes back to the pool in a task of
