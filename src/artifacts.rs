@@ -13,6 +13,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
 use page_import_contract::job::artifact_prefix;
+use page_import_contract::manifest::CaptureHash;
 
 /// Manifests above this size are refused (SPEC §7).
 pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
@@ -77,8 +78,7 @@ pub struct ExpectedIdentity<'a> {
     pub page_import_id: &'a str,
     pub attempt: i32,
     pub nonce: &'a str,
-    /// `sha256:` + 64 lowercase hex digits.
-    pub capture_hash: &'a str,
+    pub capture_hash: CaptureHash,
 }
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -185,8 +185,7 @@ pub async fn verify_manifest(
     let digest = hasher.await.map_err(|_| ManifestError::Unavailable)?;
     let identity_result = checker.await.map_err(|_| ManifestError::Unavailable)?;
 
-    let actual = format!("sha256:{}", hex::encode(digest));
-    if actual != expected.capture_hash {
+    if CaptureHash::from_digest(digest) != expected.capture_hash {
         return Err(ManifestError::HashMismatch);
     }
     identity_result

@@ -2,7 +2,7 @@
 //! the fields that outcome must and must not carry.
 
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
-use page_import_contract::manifest::is_capture_hash;
+use page_import_contract::manifest::CaptureHash;
 
 use super::JobStatus;
 use crate::error::FieldError;
@@ -21,7 +21,7 @@ pub struct ParsedCallback {
 pub enum Callback {
     Completed {
         result_url: String,
-        capture_hash: String,
+        capture_hash: CaptureHash,
         screenshot_url: String,
     },
     Failed {
@@ -84,6 +84,7 @@ impl ParsedCallback {
                 ));
             }
         };
+        let capture_hash = body.capture_hash.as_deref().and_then(CaptureHash::parse);
         match body.outcome {
             Outcome::Completed => {
                 required(&mut errors, "resultUrl", &body.result_url);
@@ -97,7 +98,7 @@ impl ParsedCallback {
                         "retryable is not allowed for this outcome",
                     ));
                 }
-                if body.capture_hash.as_deref().is_some_and(|h| !is_capture_hash(h)) {
+                if body.capture_hash.is_some() && capture_hash.is_none() {
                     errors.push(FieldError::new(
                         "captureHash",
                         "invalid_capture_hash",
@@ -119,20 +120,21 @@ impl ParsedCallback {
                 "errorMessage has no printable characters",
             ));
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let callback = match body.outcome {
-            Outcome::Completed => Callback::Completed {
-                result_url: body.result_url.unwrap_or_default(),
-                capture_hash: body.capture_hash.unwrap_or_default(),
-                screenshot_url: body.screenshot_url.unwrap_or_default(),
+        let callback = match (body.outcome, body.result_url, capture_hash, body.screenshot_url) {
+            _ if !errors.is_empty() => return Err(errors),
+            (Outcome::Completed, Some(result_url), Some(capture_hash), Some(screenshot_url)) => Callback::Completed {
+                result_url,
+                capture_hash,
+                screenshot_url,
             },
-            Outcome::Failed => Callback::Failed {
+            (Outcome::Failed, result_url, ..) => Callback::Failed {
                 error_message: safe_message.unwrap_or_default(),
-                result_url: body.result_url,
+                result_url,
                 retryable: body.retryable == Some(true),
             },
+            // A completed callback lacking a field, or with a malformed hash,
+            // added its field error above.
+            (Outcome::Completed, ..) => return Err(errors),
         };
         Ok(Self {
             id: body.page_import_id,

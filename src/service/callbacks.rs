@@ -13,6 +13,7 @@ use crate::db::page_import::{self as db, Fence, ResumeFrom};
 use crate::domain::callback::{Callback, ParsedCallback};
 use crate::domain::JobStatus;
 use crate::error::{ApiError, FieldError};
+use page_import_contract::manifest::CaptureHash;
 
 /// The backend actor of the capture worker's transitions.
 pub const CAPTURE_WORKER: &str = "system:capture-worker";
@@ -99,7 +100,7 @@ pub async fn receive(
             page_import_id: &id,
             attempt,
             nonce: &fence.nonce,
-            capture_hash,
+            capture_hash: *capture_hash,
         };
         artifacts::verify_manifest(&state.s3, manifest, &expected)
             .await
@@ -122,7 +123,7 @@ pub async fn receive(
                 attempt,
                 &nonce,
                 result_url,
-                capture_hash,
+                &capture_hash.to_string(),
                 screenshot_url,
             )
             .await?
@@ -266,7 +267,7 @@ fn is_recorded_in(callback: &Callback, fence: &Fence) -> bool {
         } => {
             fence.status == JobStatus::Completed
                 && fence.result_url.as_ref() == Some(result_url)
-                && fence.capture_hash.as_ref() == Some(capture_hash)
+                && fence.capture_hash.as_deref().and_then(CaptureHash::parse) == Some(*capture_hash)
                 && fence.screenshot_url.as_ref() == Some(screenshot_url)
         }
         Callback::Failed {

@@ -15,7 +15,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
 use page_import_contract::job::{s3_url, CaptureJob};
-use page_import_contract::manifest::{capture_hash, ManifestIdentity};
+use page_import_contract::manifest::{CaptureHash, ManifestIdentity};
 use sha2::{Digest, Sha256};
 
 use crate::browser::BrowserSlot;
@@ -320,7 +320,7 @@ fn completed_body(job: &CaptureJob<'_>, manifest: &[u8]) -> CallbackBody {
         nonce: job.nonce.to_string(),
         outcome: Outcome::Completed,
         result_url: Some(s3_url(bucket, &format!("{prefix}capture.json"))),
-        capture_hash: Some(capture_hash(&Sha256::digest(manifest).into())),
+        capture_hash: Some(CaptureHash::from_digest(Sha256::digest(manifest).into()).to_string()),
         screenshot_url: Some(s3_url(bucket, &format!("{prefix}screenshot.png"))),
         ..Default::default()
     }
