@@ -8,9 +8,10 @@
 #     against the one in src/db/outbox.rs: median execution time of 5 runs,
 #     each in a transaction rolled back, and the buffers it touched;
 #  2. a coalesced by-id read prepared while page_import held one row and
-#     executed after it grew to 100 k rows without ANALYZE: a generic plan
-#     (the batch connections before), the same with sequential scans off,
-#     and a custom plan per call (the batch connections now);
+#     executed after it grew to 100 k rows without ANALYZE: the join shape
+#     as a generic plan, the same with sequential scans off, and a custom
+#     plan per call; then the shape now (a primary-key lookup in a lateral
+#     subquery) as a generic plan, with sequential scans on and off (now);
 #  3. the create statement's generic plan made on a one-project database and
 #     run after `project` grew, in the shape before (a join) and now (a
 #     parameterized lateral lookup), with sequential scans on and off.
@@ -76,18 +77,25 @@ done
 READ="select pi.id from unnest(\$1::text[], \$2::text[]) with ordinality as r(id, subject, ord)
   join page_import pi on pi.id = r.id where pi.deleted_at is null
   and exists (select 1 from organization_member m where m.organization_id = pi.organization_id and m.subject = r.subject)"
+# The read now (src/db/page_import.rs): a primary-key lookup per id in a lateral subquery.
+READ_LATERAL="select pi.id from unnest(\$1::text[], \$2::text[]) with ordinality as r(id, subject, ord)
+  cross join lateral (select * from page_import p where p.id = r.id offset 0) pi where pi.deleted_at is null
+  and exists (select 1 from member_organizations(r.subject) o where o.organization_id = pi.organization_id)"
 
 echo
 echo "### C2. A by-id read planned on a 1-row table, run at $GROW rows (no ANALYZE)"
 echo
-echo "| plans | plan | planning ms | execution ms |"
-echo "|---|---|---|---|"
-for mode in "generic" "generic, enable_seqscan off" "custom"; do
+echo "| shape | plans | plan | planning ms | execution ms |"
+echo "|---|---|---|---|---|"
+for mode in "join:generic" "join:generic, enable_seqscan off" "join:custom" "lateral:generic" "lateral:generic, enable_seqscan off"; do
+  shape=${mode%%:*}
+  mode=${mode#*:}
   case $mode in
     generic) settings="set plan_cache_mode = force_generic_plan;" ;;
     custom) settings="set plan_cache_mode = force_custom_plan;" ;;
     *) settings="set plan_cache_mode = force_generic_plan; set enable_seqscan = off;" ;;
   esac
+  [ "$shape" = join ] && read_sql=$READ || read_sql=$READ_LATERAL
   out=$("${PSQL[@]}" 2>/dev/null <<SQL
 alter table page_import set (autovacuum_enabled = false);
 truncate page_import, organization, project, organization_member, outbox_message cascade;
@@ -96,9 +104,9 @@ insert into project (id, organization_id, name) values (1, 1, 'p');
 insert into organization_member values (1, 'bench');
 insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)
   values ('first', 1, 1, 'https://example.com/', 1280, 800, 'n', 'bench', 'bench');
-analyze page_import;
+analyze page_import; analyze organization_member;
 $settings
-prepare read_by_id(text[], text[]) as $READ;
+prepare read_by_id(text[], text[]) as $read_sql;
 execute read_by_id(array['first'], array['bench']);
 insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)
   select 'row-' || g, 1, 1, 'https://example.com/', 1280, 800, 'n', 'bench', 'bench' from generate_series(1, $GROW) g;
@@ -108,20 +116,20 @@ SQL
   plan=$(grep -oE '(Seq Scan|Index Scan using [a-z_]+|Index Only Scan using [a-z_]+|Bitmap Heap Scan) on page_import' <<<"$out" | head -1)
   ms=$(grep -oE 'Execution Time: [0-9.]+' <<<"$out" | awk '{print $3}')
   planning=$(grep -oE 'Planning Time: [0-9.]+' <<<"$out" | awk '{print $3}')
-  printf '| %s | %s | %s | %s |\n' "$mode" "$plan" "$planning" "$ms"
+  printf '| %s | %s | %s | %s | %s |\n' "$shape" "$mode" "$plan" "$planning" "$ms"
 done
 "${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" -c "alter table page_import reset (autovacuum_enabled)"
 
 # C3: the create statement's lookups, in the shape before (a join) and now (a
-# parameterized lateral subquery, src/db/page_import.rs), as a generic plan.
+# primary-key lookup in a lateral subquery, src/db/page_import.rs), as a
+# generic plan.
 CREATE_JOIN="from req r
   join project p on p.id = r.project_id and p.organization_id = r.organization_id
   where exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)"
 CREATE_LATERAL="from req r
-  cross join lateral (select p.id, p.organization_id from project p
-    where p.id = r.project_id and p.organization_id = r.organization_id
-      and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
-    offset 0) p"
+  cross join lateral (select p.id, p.organization_id from project p where p.id = r.project_id offset 0) p
+  where p.organization_id = r.organization_id
+    and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)"
 create_sql() {
   echo "with req as (select * from unnest(\$1::text[], \$2::int8[], \$3::int8[], \$4::text[]) as r(id, organization_id, project_id, actor)),
   inserted as (insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height, nonce, created_by, updated_by)

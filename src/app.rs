@@ -121,31 +121,10 @@ impl AppState {
         let slots = config.database_coalesce_slots;
         let limits = coalesce::Limits::for_request_timeout(config.database_coalesce_queue, config.request_timeout);
         let statement_timeout = limits.statement_timeout();
-        // Reads by id are planned per call (custom plans): a generic plan
-        // made while page_import was near-empty kept scanning the whole
-        // table as it grew (26 ms a call at 100 000 rows until ANALYZE;
-        // disabling sequential scans only moved it to the wrong index). A
-        // custom plan takes the primary key, 0.08 ms, for ≈ 0.3 ms of
-        // planning per batch (`bench/plans.sh`). Creates keep one generic
-        // plan per connection: planning the create statement per batch
-        // halved create throughput (P1 3 200 against 6 670 req/s), and its
-        // plan does not read page_import (it inserts into it).
-        let read_pool = batch_pool(
-            &pool,
-            slots,
-            statement_timeout,
-            &[("plan_cache_mode", "force_custom_plan")],
-        );
-        let create_pool = batch_pool(
-            &pool,
-            slots,
-            statement_timeout,
-            &[
-                &[("plan_cache_mode", "force_generic_plan")],
-                crate::db::page_import::CREATE_PLAN_SETTINGS,
-            ]
-            .concat(),
-        );
+        // Both keep one generic plan per connection, made so that it cannot
+        // depend on statistics (`db::PINNED_PLAN`).
+        let read_pool = batch_pool(&pool, slots, statement_timeout);
+        let create_pool = batch_pool(&pool, slots, statement_timeout);
         // They live and close with the main pool.
         tokio::spawn({
             let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
@@ -175,22 +154,15 @@ impl AppState {
 }
 
 /// The connections of one kind of coalesced statement, with their own
-/// statement timeout and planner settings.
-fn batch_pool(
-    pool: &PgPool,
-    slots: u32,
-    statement_timeout: Duration,
-    planner: &[(&'static str, &'static str)],
-) -> PgPool {
+/// statement timeout and pinned plans.
+fn batch_pool(pool: &PgPool, slots: u32, statement_timeout: Duration) -> PgPool {
     let statement_timeout = statement_timeout.as_millis().to_string();
-    let planner = planner.to_vec();
     PgPoolOptions::new()
         .after_connect(move |conn, _| {
-            let mut settings = vec![("statement_timeout", statement_timeout.clone())];
-            settings.extend(planner.iter().map(|(k, v)| (*k, (*v).to_owned())));
+            let statement_timeout = statement_timeout.clone();
             Box::pin(async move {
-                let settings: Vec<(&str, &str)> = settings.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                set_session(conn, &settings).await
+                set_session(conn, &[("statement_timeout", &statement_timeout)]).await?;
+                set_session(conn, crate::db::PINNED_PLAN).await
             })
         })
         // One spare per slot: a connection goes back to the pool in a task of

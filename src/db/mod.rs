@@ -7,6 +7,32 @@ pub mod idempotency;
 pub mod outbox;
 pub mod page_import;
 
+/// Planner settings of the connections whose statements keep one generic
+/// plan for their life: the coalesced creates and reads by id. Planning per
+/// batch cost 1.6× the reads' throughput at 8 connections and half the
+/// creates', so those plans are made once per connection, with the
+/// statistics of then: a plan made while `page_import` or `project` was
+/// nearly empty kept scanning it whole as it grew (26 ms per read at 100 000
+/// rows). So those statements leave the planner no choice that depends on
+/// statistics: each row is looked up by its primary key in a lateral
+/// subquery parameterized by the request (`offset 0` keeps it from being
+/// flattened into a join), and sequential scans are off. What is left is a
+/// primary-key lookup per request (`bench/plans.sh`, C2 and C3).
+pub const PINNED_PLAN: &[(&str, &str)] = &[("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off")];
+
+/// [`PINNED_PLAN`] for the caller's transaction: a keyed create runs the
+/// create statement on an ordinary connection, inside its own transaction.
+pub async fn pin_plan(tx: &mut sqlx::PgConnection) -> sqlx::Result<()> {
+    for (name, value) in PINNED_PLAN {
+        sqlx::query("select set_config($1, $2, true)")
+            .bind(name)
+            .bind(value)
+            .execute(&mut *tx)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Whether a database error means "unavailable, try again" (503) rather than a bug (500).
 pub fn database_unavailable(err: &sqlx::Error) -> bool {
     match err {

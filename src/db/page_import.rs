@@ -94,28 +94,6 @@ pub struct PendingCreate {
     pub lease_ms: i64,
 }
 
-/// Planner settings under which the create statement runs (the coalesced
-/// creates' connections for their session, a keyed create for its
-/// transaction). Its plan must not depend on statistics: it is kept as a
-/// generic plan, made once per connection, and one made while `project` was
-/// near-empty scanned the whole table on every create once it grew (7 ms at
-/// 100 000 projects, `bench/plans.sh` C3). With the per-request lookup
-/// written as a parameterized lateral subquery and sequential scans off,
-/// the only plan left is the primary-key lookups, whatever the statistics.
-pub const CREATE_PLAN_SETTINGS: &[(&str, &str)] = &[("enable_seqscan", "off")];
-
-/// Applies [`CREATE_PLAN_SETTINGS`] to the caller's transaction.
-pub async fn pin_create_plan(tx: &mut PgConnection) -> sqlx::Result<()> {
-    for (name, value) in CREATE_PLAN_SETTINGS {
-        sqlx::query("select set_config($1, $2, true)")
-            .bind(name)
-            .bind(value)
-            .execute(&mut *tx)
-            .await?;
-    }
-    Ok(())
-}
-
 /// The one statement that creates imports: inserts each row and its outbox
 /// message, but only where the project belongs to the organization and the
 /// actor is a member of it. Many creates share the statement (one commit,
@@ -158,15 +136,10 @@ pub async fn insert_many_with_messages(
             select r.id, p.organization_id, p.id, r.source_url, r.width, r.height, r.scale, r.ready_selector,
                    r.nonce, r.actor, r.actor
             from req r
-            -- Per request, by key (see CREATE_PLAN_SETTINGS): `offset 0`
-            -- keeps the subquery a lookup parameterized by `r`.
-            cross join lateral (
-                select p.id, p.organization_id
-                from project p
-                where p.id = r.project_id and p.organization_id = r.organization_id
-                  and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
-                offset 0
-            ) p
+            -- A primary-key lookup per request, whatever the statistics (db::PINNED_PLAN).
+            cross join lateral (select p.id, p.organization_id from project p where p.id = r.project_id offset 0) p
+            where p.organization_id = r.organization_id
+              and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
             returning *
         ), queued as (
             insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
@@ -226,7 +199,8 @@ pub async fn find_visible_many(
         "",
         r#", r.ord as "ord!"
         from unnest($1::text[], $2::text[]) with ordinality as r(id, subject, ord)
-        join page_import pi on pi.id = r.id
+        -- A primary-key lookup per id, whatever the statistics (db::PINNED_PLAN).
+        cross join lateral (select * from page_import p where p.id = r.id offset 0) pi
         where pi.deleted_at is null
           and exists (select 1 from member_organizations(r.subject) o where o.organization_id = pi.organization_id)
         "#,

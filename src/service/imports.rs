@@ -76,7 +76,7 @@ pub async fn create(
         }
         Some(key) => {
             let mut tx = state.pool.begin().await?;
-            db::pin_create_plan(&mut tx).await?;
+            crate::db::pin_plan(&mut tx).await?;
             let (row, outbox_id) = db::insert_many_with_messages(&mut tx, std::slice::from_ref(&pending))
                 .await?
                 .pop()
