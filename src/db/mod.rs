@@ -20,16 +20,16 @@ pub mod page_import;
 /// primary-key lookup per request (`bench/plans.sh`, C2 and C3).
 pub const PINNED_PLAN: &[(&str, &str)] = &[("plan_cache_mode", "force_generic_plan"), ("enable_seqscan", "off")];
 
-/// [`PINNED_PLAN`] for the caller's transaction: a keyed create runs the
-/// create statement on an ordinary connection, inside its own transaction.
+/// [`PINNED_PLAN`] for the caller's transaction, in one round trip: a keyed
+/// create runs the create statement on an ordinary connection, inside its
+/// own transaction.
 pub async fn pin_plan(tx: &mut sqlx::PgConnection) -> sqlx::Result<()> {
-    for (name, value) in PINNED_PLAN {
-        sqlx::query("select set_config($1, $2, true)")
-            .bind(name)
-            .bind(value)
-            .execute(&mut *tx)
-            .await?;
-    }
+    let (names, values): (Vec<&str>, Vec<&str>) = PINNED_PLAN.iter().copied().unzip();
+    sqlx::query("select set_config(name, value, true) from unnest($1::text[], $2::text[]) as s(name, value)")
+        .bind(names)
+        .bind(values)
+        .execute(tx)
+        .await?;
     Ok(())
 }
 

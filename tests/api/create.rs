@@ -335,3 +335,28 @@ async fn non_members_and_foreign_projects_get_404(pool: PgPool) {
     .await;
     assert_eq!(app.outbox_len().await, 0);
 }
+
+/// A keyed create pins its plan for its own transaction only
+/// (`db::pin_plan`): the settings hold inside it and are gone after it.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn pin_plan_sets_the_pinned_settings_for_its_transaction_only(pool: PgPool) {
+    let show = |name: &'static str| format!("select current_setting('{name}')");
+    let mut conn = pool.acquire().await.unwrap();
+    let mut tx = sqlx::Connection::begin(&mut *conn).await.unwrap();
+    page_import::db::pin_plan(&mut tx).await.unwrap();
+    for (name, value) in page_import::db::PINNED_PLAN {
+        let now: String = sqlx::query_scalar(&show(name)).fetch_one(&mut *tx).await.unwrap();
+        assert_eq!(now, *value, "{name} inside the transaction");
+    }
+    tx.commit().await.unwrap();
+    let after: String = sqlx::query_scalar(&show("enable_seqscan"))
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(after, "on");
+    let after: String = sqlx::query_scalar(&show("plan_cache_mode"))
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    assert_eq!(after, "auto");
+}
