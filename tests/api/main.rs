@@ -13,6 +13,7 @@ mod create;
 mod dns_check;
 mod events;
 mod idempotency;
+mod isolation;
 mod list;
 mod ops;
 mod outbox;

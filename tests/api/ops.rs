@@ -247,6 +247,12 @@ fn bad_configuration_stops_start_up_with_one_line_naming_the_variable() {
             with(&service_env, "WORKER_CONCURRENCY", "65"),
             "WORKER_CONCURRENCY is malformed",
         ),
+        (
+            &worker,
+            &[],
+            with(&service_env, "CHROMIUM_USER", "no-such-user-here"),
+            "CHROMIUM_USER is malformed: no such user on this system",
+        ),
     ];
     for (binary, args, env, expected) in cases {
         let (code, stderr) = run(binary, args, &env);

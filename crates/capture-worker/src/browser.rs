@@ -1,7 +1,17 @@
 //! Headless Chromium: launched once and kept warm, relaunched when it dies,
 //! and killed with every process it started when the worker stops.
+//!
+//! It keeps every defence it has (SPEC §10 Isolation): its sandbox and site
+//! isolation stay on; a worker running as root starts it as the unprivileged
+//! [`BrowserUser`]; its environment is built from nothing, so no browser
+//! process holds a secret of the worker; and CDP runs over
+//! `--remote-debugging-pipe`, so no browser process listens on a port. A
+//! browser that cannot start that way does not start at all.
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -10,109 +20,179 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::json;
+use tokio::net::unix::pipe;
 use tokio::sync::Mutex;
 
 use crate::cdp::Connection;
+use crate::config::BrowserUser;
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// Lines of Chromium's stderr kept to say why a launch failed.
+const STDERR_TAIL: usize = 20;
+
+/// Chromium's command line. Never `--no-sandbox`, never a switch that turns
+/// site isolation off (`--disable-site-isolation-trials`, `site-per-process`
+/// or `IsolateOrigins` among the disabled features).
+pub const CHROMIUM_ARGS: &[&str] = &[
+    "--headless",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--password-store=basic",
+    "--font-render-hinting=none",
+    // All traffic through an egress proxy; `<-loopback>` stops Chromium's
+    // implicit bypass for loopback addresses.
+    "--proxy-bypass-list=<-loopback>",
+    "--disable-quic",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    // CDP on fds 3 (commands in) and 4 (answers and events out).
+    "--remote-debugging-pipe",
+];
+
+/// Of the worker's environment, only these reach Chromium (SPEC §10).
+fn passes_to_browser(name: &str) -> bool {
+    matches!(name, "PATH" | "LANG" | "TZ") || name.starts_with("LC_") || name.starts_with("FONTCONFIG_")
+}
+
+/// Chromium's environment: the variables that pass, and `HOME`/`TMPDIR` in
+/// its own throwaway directory.
+pub fn browser_env(worker_env: impl IntoIterator<Item = (OsString, OsString)>, home: &Path) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = worker_env
+        .into_iter()
+        .filter(|(name, _)| name.to_str().is_some_and(passes_to_browser))
+        .collect();
+    env.push(("HOME".into(), home.into()));
+    env.push(("TMPDIR".into(), home.join("tmp").into()));
+    env
+}
 
 /// One running browser.
 pub struct Browser {
     pub cdp: Connection,
     pub version: String,
     pid: u32,
-    user_data_dir: PathBuf,
+    home: PathBuf,
 }
 
 impl Browser {
-    async fn launch(chromium: &Path, guard_proxy: &str) -> anyhow::Result<Self> {
-        let user_data_dir = std::env::temp_dir().join(format!("capture-worker-chromium-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&user_data_dir)?;
-        let mut child = Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-default-apps",
-                "--disable-extensions",
-                "--disable-breakpad",
-                "--disable-crash-reporter",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--hide-scrollbars",
-                "--mute-audio",
-                "--password-store=basic",
-                "--font-render-hinting=none",
-                // All traffic through an egress proxy; `<-loopback>` stops
-                // Chromium's implicit bypass for loopback addresses.
-                &format!("--proxy-server={guard_proxy}"),
-                "--proxy-bypass-list=<-loopback>",
-                "--disable-quic",
-                "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-                // Cross-site iframes stay in the page's process, so the DOM
-                // snapshot sees them.
-                "--disable-site-isolation-trials",
-                "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints",
-                "--remote-debugging-port=0",
-                &format!("--user-data-dir={}", user_data_dir.display()),
-                "about:blank",
-            ])
+    async fn launch(chromium: &Path, guard_proxy: &str, user: &BrowserUser) -> anyhow::Result<Self> {
+        // Its own directory (profile, HOME, TMPDIR), owned by the user it runs as.
+        let home = std::env::temp_dir().join(format!("capture-worker-chromium-{}", uuid::Uuid::new_v4()));
+        let profile = home.join("profile");
+        let as_root = nix::unistd::geteuid().is_root();
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.mode(0o700).recursive(true);
+            for dir in [&home, &profile, &home.join("tmp")] {
+                builder.create(dir).with_context(|| format!("creating {}", dir.display()))?;
+                if as_root {
+                    std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
+                        .with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
+                }
+            }
+        }
+        let (commands_in, commands_out) = cloexec_pipe()?;
+        let (answers_in, answers_out) = cloexec_pipe()?;
+        let mut command = Command::new(chromium);
+        command
+            .args(CHROMIUM_ARGS)
+            .arg(format!("--proxy-server={guard_proxy}"))
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("about:blank")
+            .env_clear()
+            .envs(browser_env(std::env::vars_os(), &home))
+            .current_dir(&home)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .process_group(0)
+            .process_group(0);
+        if as_root {
+            // std drops the supplementary groups, then sets gid and uid.
+            command.uid(user.uid).gid(user.gid);
+        }
+        let (to_browser, from_browser) = (commands_in.as_raw_fd(), answers_out.as_raw_fd());
+        // SAFETY: between fork and exec only async-signal-safe calls
+        // (fcntl, dup2, close) on descriptors this process owns.
+        unsafe {
+            command.pre_exec(move || {
+                // Copies above 3 and 4 first, so neither dup2 can overwrite
+                // the other's source; dup2's copies are not close-on-exec.
+                let read = libc::fcntl(to_browser, libc::F_DUPFD, 10);
+                let write = libc::fcntl(from_browser, libc::F_DUPFD, 10);
+                if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::close(read);
+                libc::close(write);
+                Ok(())
+            });
+        }
+        let mut child = command
             .spawn()
             .with_context(|| format!("starting {}", chromium.display()))?;
+        // The browser's ends live on in the browser only.
+        drop((commands_in, answers_out));
         let pid = child.id();
         let stderr = child.stderr.take().context("chromium stderr")?;
         // The std Child is never waited on: the reaper collects every exit.
         drop(child);
-        let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+        let tail = Arc::new(std::sync::Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+        let sink = tail.clone();
         std::thread::Builder::new()
             .name("chromium-stderr".into())
             .spawn(move || {
-                let mut url_tx = Some(url_tx);
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
-                    if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                        if let Some(tx) = url_tx.take() {
-                            let _ = tx.send(url.trim().to_owned());
-                        }
-                    } else {
-                        tracing::trace!(target: "chromium", "{line}");
+                    tracing::trace!(target: "chromium", "{line}");
+                    let mut tail = sink.lock().expect("stderr tail lock");
+                    if tail.len() == STDERR_TAIL {
+                        tail.pop_front();
                     }
+                    tail.push_back(line);
                 }
             })?;
-        let ws_url = match tokio::time::timeout(LAUNCH_TIMEOUT, url_rx).await {
-            Ok(Ok(url)) => url,
-            _ => {
-                kill_group(pid);
-                anyhow::bail!("chromium did not print its DevTools address");
-            }
-        };
-        let (cdp, mut browser_events) = Connection::connect(&ws_url).await?;
+        let (cdp, mut browser_events) = Connection::over_pipe(
+            pipe::Sender::from_owned_fd(commands_out)?,
+            pipe::Receiver::from_owned_fd(answers_in)?,
+        );
         tokio::spawn(async move {
             while let Some(event) = browser_events.recv().await {
                 tracing::trace!(method = %event.method, "browser event");
             }
         });
-        let version = cdp
-            .call(None, "Browser.getVersion", json!({}), Duration::from_secs(5))
-            .await?
-            .get("product")
-            .and_then(|p| p.as_str())
-            .unwrap_or("unknown")
-            .to_owned();
-        tracing::info!(pid, %version, "chromium started");
+        let version = match cdp
+            .call(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT)
+            .await
+        {
+            Ok(version) => version["product"].as_str().unwrap_or("unknown").to_owned(),
+            Err(e) => {
+                kill_group(pid);
+                let _ = std::fs::remove_dir_all(&home);
+                // Give the stderr thread a moment to read Chromium's last words.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let tail = tail.lock().expect("stderr tail lock");
+                anyhow::bail!("chromium did not answer over its debugging pipe ({e}): {}", why(&tail));
+            }
+        };
+        metrics::gauge!("worker_browser_info", "version" => version.clone()).set(1.0);
+        tracing::info!(pid, %version, user = %user.name, as_root, "chromium started");
         Ok(Self {
             cdp,
             version,
             pid,
-            user_data_dir,
+            home,
         })
     }
 
@@ -133,7 +213,7 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         kill_group(self.pid);
-        let _ = std::fs::remove_dir_all(&self.user_data_dir);
+        let _ = std::fs::remove_dir_all(&self.home);
     }
 }
 
@@ -141,14 +221,16 @@ impl Browser {
 pub struct BrowserSlot {
     chromium: PathBuf,
     guard_proxy: String,
+    user: BrowserUser,
     current: Mutex<Option<Arc<Browser>>>,
 }
 
 impl BrowserSlot {
-    pub fn new(chromium: PathBuf, guard_proxy: String) -> Self {
+    pub fn new(chromium: PathBuf, guard_proxy: String, user: BrowserUser) -> Self {
         Self {
             chromium,
             guard_proxy,
+            user,
             current: Mutex::new(None),
         }
     }
@@ -164,7 +246,7 @@ impl BrowserSlot {
             metrics::counter!("worker_browser_restarts_total").increment(1);
             browser.close().await;
         }
-        let browser = Arc::new(Browser::launch(&self.chromium, &self.guard_proxy).await?);
+        let browser = Arc::new(Browser::launch(&self.chromium, &self.guard_proxy, &self.user).await?);
         *current = Some(browser.clone());
         Ok(browser)
     }
@@ -198,5 +280,94 @@ fn process_exists(pid: u32) -> bool {
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
         Err(_) => false,
+    }
+}
+
+/// A pipe whose two ends are closed on exec (the child gets its copies by
+/// `dup2` alone).
+fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just opened and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Why a launch failed, from Chromium's last stderr lines: the last fatal or
+/// error message without its `[pid:tid:time:LEVEL:file(line)]` prefix.
+fn why(tail: &VecDeque<String>) -> String {
+    let line = tail
+        .iter()
+        .rev()
+        .find(|l| l.contains(":FATAL:") || l.contains(":ERROR:"))
+        .or_else(|| tail.iter().rev().find(|l| !l.trim().is_empty()));
+    match line {
+        Some(line) => {
+            let message = line.split_once("] ").map_or(line.as_str(), |(_, m)| m);
+            message.chars().take(300).collect()
+        }
+        None => "it exited without a message".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_browser_environment_holds_nothing_of_the_worker_but_locale_path_and_fonts() {
+        let worker = [
+            ("PATH", "/usr/bin"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C.UTF-8"),
+            ("TZ", "UTC"),
+            ("FONTCONFIG_PATH", "/etc/fonts"),
+            ("WEBHOOK_SECRET", "whsec_x"),
+            ("AWS_SECRET_ACCESS_KEY", "k"),
+            ("AWS_ACCESS_KEY_ID", "a"),
+            ("DATABASE_URL", "postgres://"),
+            ("HOME", "/root"),
+            ("TMPDIR", "/secret-tmp"),
+            ("LD_PRELOAD", "/x.so"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env = browser_env(worker, Path::new("/tmp/b"));
+        let names: Vec<_> = env.iter().map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap())).collect();
+        assert_eq!(
+            names,
+            [
+                ("PATH", "/usr/bin"),
+                ("LANG", "C.UTF-8"),
+                ("LC_ALL", "C.UTF-8"),
+                ("TZ", "UTC"),
+                ("FONTCONFIG_PATH", "/etc/fonts"),
+                ("HOME", "/tmp/b"),
+                ("TMPDIR", "/tmp/b/tmp"),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_command_line_keeps_the_sandbox_and_site_isolation() {
+        for arg in CHROMIUM_ARGS {
+            assert_ne!(*arg, "--no-sandbox");
+            assert!(!arg.contains("site-isolation") && !arg.contains("site-per-process") && !arg.contains("IsolateOrigins"));
+            assert!(!arg.starts_with("--remote-debugging-port"));
+        }
+    }
+
+    #[test]
+    fn a_launch_failure_is_told_by_chromiums_last_fatal_line() {
+        let tail: VecDeque<String> = [
+            "[1:1:1201/120000.000000:WARNING:x.cc(1)] something",
+            "[1:1:1201/120000.000000:FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox!",
+            "",
+        ]
+        .map(String::from)
+        .into();
+        assert_eq!(why(&tail), "No usable sandbox!");
+        assert_eq!(why(&VecDeque::new()), "it exited without a message");
     }
 }

@@ -1,9 +1,12 @@
-//! A small Chrome DevTools Protocol client over one WebSocket.
+//! A small Chrome DevTools Protocol client over Chromium's
+//! `--remote-debugging-pipe`: the browser reads commands from its fd 3 and
+//! writes answers and events to its fd 4, each message one JSON text ended by
+//! a NUL byte. No browser process listens on a port (SPEC §10 Isolation).
 //!
 //! Commands are JSON objects `{id, method, params, sessionId?}`; answers carry
 //! the same `id`. Events of a flattened target session (`sessionId`) go to that
 //! session's channel; browser-level events go to the browser channel. When the
-//! socket closes (the browser exited or crashed), every pending command fails
+//! pipe closes (the browser exited or crashed), every pending command fails
 //! with [`CdpError::Closed`] and every channel ends.
 
 use std::collections::HashMap;
@@ -11,12 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 /// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
@@ -39,7 +40,7 @@ pub struct Event {
 }
 
 /// What a waiting command gets: the whole answer's text, or the error message.
-type Pending = HashMap<u64, oneshot::Sender<Result<Utf8Bytes, String>>>;
+type Pending = HashMap<u64, oneshot::Sender<Result<String, String>>>;
 
 struct Shared {
     pending: Mutex<Option<Pending>>,
@@ -49,7 +50,7 @@ struct Shared {
 /// A connection to one browser; cheap to clone.
 #[derive(Clone)]
 pub struct Connection {
-    outgoing: mpsc::UnboundedSender<Message>,
+    outgoing: mpsc::UnboundedSender<String>,
     shared: Arc<Shared>,
     next_id: Arc<AtomicU64>,
 }
@@ -73,12 +74,12 @@ struct EventParams {
 }
 
 /// The raw text of a command's answer.
-pub struct Reply(Utf8Bytes);
+pub struct Reply(String);
 
 impl Reply {
     #[cfg(test)]
     pub fn from_text(text: String) -> Self {
-        Self(text.into())
+        Self(text)
     }
 
     /// The answer's `result`, parsed into `T` (which may borrow from it).
@@ -87,7 +88,7 @@ impl Reply {
         struct Answer<T> {
             result: T,
         }
-        serde_json::from_str::<Answer<T>>(self.0.as_str()).map(|a| a.result)
+        serde_json::from_str::<Answer<T>>(&self.0).map(|a| a.result)
     }
 }
 
@@ -97,36 +98,37 @@ struct ProtocolError {
 }
 
 impl Connection {
-    /// Connects to the browser's DevTools WebSocket. Browser-level events
-    /// arrive on the returned receiver.
-    pub async fn connect(ws_url: &str) -> anyhow::Result<(Self, mpsc::UnboundedReceiver<Event>)> {
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(MAX_MESSAGE_BYTES))
-            .max_frame_size(Some(MAX_MESSAGE_BYTES));
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, Some(config), false).await?;
-        let (mut sink, mut stream) = socket.split();
-        let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<Message>();
+    /// Speaks CDP over the two ends of the browser's debugging pipe: `to`
+    /// is what the browser reads as fd 3, `from` what it writes as fd 4.
+    /// Browser-level events arrive on the returned receiver.
+    pub fn over_pipe(
+        to: impl AsyncWrite + Send + Unpin + 'static,
+        from: impl AsyncRead + Send + Unpin + 'static,
+    ) -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let (outgoing, mut outgoing_rx) = mpsc::unbounded_channel::<String>();
         let (browser_tx, browser_rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             pending: Mutex::new(Some(HashMap::new())),
             sessions: Mutex::new(HashMap::new()),
         });
 
+        let mut to = to;
         tokio::spawn(async move {
             while let Some(message) = outgoing_rx.recv().await {
-                if sink.send(message).await.is_err() {
+                let sent = async {
+                    to.write_all(message.as_bytes()).await?;
+                    to.write_all(b"\0").await?;
+                    to.flush().await
+                };
+                if sent.await.is_err() {
                     break;
                 }
             }
         });
         let reader_shared = shared.clone();
         tokio::spawn(async move {
-            while let Some(Ok(message)) = stream.next().await {
-                let text = match message {
-                    Message::Text(text) => text,
-                    Message::Close(_) => break,
-                    _ => continue,
-                };
+            let mut from = BufReader::with_capacity(64 * 1024, from);
+            while let Some(text) = read_message(&mut from).await {
                 reader_shared.dispatch(text, &browser_tx);
             }
             // The browser is gone: fail what waits, end every event stream.
@@ -134,14 +136,14 @@ impl Connection {
             reader_shared.sessions.lock().expect("cdp sessions lock").clear();
         });
 
-        Ok((
+        (
             Self {
                 outgoing,
                 shared,
                 next_id: Arc::new(AtomicU64::new(1)),
             },
             browser_rx,
-        ))
+        )
     }
 
     /// Sends a command and waits at most `timeout` for its `result`.
@@ -178,7 +180,7 @@ impl Connection {
         if let Some(session) = session {
             command["sessionId"] = Value::String(session.to_owned());
         }
-        if self.outgoing.send(Message::text(command.to_string())).is_err() {
+        if self.outgoing.send(command.to_string()).is_err() {
             return Err(CdpError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {
@@ -221,8 +223,8 @@ impl Connection {
 }
 
 impl Shared {
-    fn dispatch(&self, text: Utf8Bytes, browser: &mpsc::UnboundedSender<Event>) {
-        let Ok(envelope) = serde_json::from_str::<Envelope>(text.as_str()) else {
+    fn dispatch(&self, text: String, browser: &mpsc::UnboundedSender<Event>) {
+        let Ok(envelope) = serde_json::from_str::<Envelope>(&text) else {
             return;
         };
         if let Some(id) = envelope.id {
@@ -242,7 +244,7 @@ impl Shared {
             return;
         }
         let Some(method) = envelope.method else { return };
-        let params = serde_json::from_str::<EventParams>(text.as_str())
+        let params = serde_json::from_str::<EventParams>(&text)
             .map(|e| e.params)
             .unwrap_or(Value::Null);
         let event = Event { method, params };
@@ -256,5 +258,87 @@ impl Shared {
                 let _ = browser.send(event);
             }
         }
+    }
+}
+
+/// One NUL-terminated message, or `None` when the pipe ended, broke, or sent
+/// more than [`MAX_MESSAGE_BYTES`] or text that is not UTF-8 (the browser is
+/// then treated as gone).
+async fn read_message(from: &mut (impl AsyncBufReadExt + Unpin)) -> Option<String> {
+    let mut message = Vec::new();
+    loop {
+        let available = from.fill_buf().await.ok()?;
+        if available.is_empty() {
+            return None;
+        }
+        let (taken, done) = match available.iter().position(|b| *b == 0) {
+            Some(end) => {
+                message.extend_from_slice(&available[..end]);
+                (end + 1, true)
+            }
+            None => {
+                message.extend_from_slice(available);
+                (available.len(), false)
+            }
+        };
+        from.consume(taken);
+        if message.len() > MAX_MESSAGE_BYTES {
+            return None;
+        }
+        if done {
+            return String::from_utf8(message).ok();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn commands_and_answers_are_nul_terminated_json_matched_by_id() {
+        // The far ends play the browser: read one command, answer it, then
+        // send a session event and a browser event.
+        let (to_browser, mut browser_reads) = tokio::io::duplex(1024);
+        let (mut browser_writes, from_browser) = tokio::io::duplex(1024);
+        let (cdp, mut browser_events) = Connection::over_pipe(to_browser, from_browser);
+        let mut session_events = cdp.subscribe("S1");
+        let browser = tokio::spawn(async move {
+            let mut reader = BufReader::new(&mut browser_reads);
+            let command = read_message(&mut reader).await.unwrap();
+            let command: Value = serde_json::from_str(&command).unwrap();
+            assert_eq!(command["method"], "Target.getTargets");
+            assert_eq!(command["sessionId"], "S1");
+            let answer = json!({"id": command["id"], "result": {"targetInfos": []}});
+            // Split across writes: the reader must join the pieces.
+            let text = answer.to_string();
+            let (a, b) = text.split_at(5);
+            browser_writes.write_all(a.as_bytes()).await.unwrap();
+            browser_writes.flush().await.unwrap();
+            browser_writes.write_all(b.as_bytes()).await.unwrap();
+            browser_writes
+                .write_all(b"\0{\"method\":\"Page.loadEventFired\",\"sessionId\":\"S1\",\"params\":{}}\0")
+                .await
+                .unwrap();
+            browser_writes
+                .write_all(b"{\"method\":\"Target.targetCreated\",\"params\":{\"x\":1}}\0")
+                .await
+                .unwrap();
+            browser_writes
+        });
+        let result = cdp
+            .call(Some("S1"), "Target.getTargets", json!({}), Duration::from_secs(5))
+            .await
+            .unwrap();
+        assert_eq!(result, json!({"targetInfos": []}));
+        assert_eq!(session_events.recv().await.unwrap().method, "Page.loadEventFired");
+        let event = browser_events.recv().await.unwrap();
+        assert_eq!((event.method.as_str(), &event.params), ("Target.targetCreated", &json!({"x": 1})));
+
+        // The browser closing its end fails what waits.
+        drop(browser.await.unwrap());
+        let closed = cdp.call(None, "Browser.getVersion", json!({}), Duration::from_secs(5)).await;
+        assert!(matches!(closed, Err(CdpError::Closed)), "{closed:?}");
+        assert!(cdp.is_closed());
     }
 }

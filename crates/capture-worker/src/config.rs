@@ -28,6 +28,9 @@ pub struct Config {
     pub webhook_secrets: WebhookSecrets,
     #[arg(long, env = "CHROMIUM_PATH", default_value = DEFAULT_CHROMIUM)]
     pub chromium_path: PathBuf,
+    /// The unprivileged user a worker running as root starts Chromium as.
+    #[arg(long, env = "CHROMIUM_USER", default_value = "nobody", value_parser = BrowserUser::parse)]
+    pub chromium_user: BrowserUser,
     /// Captures at once.
     #[arg(long, env = "WORKER_CONCURRENCY", default_value = "2", value_parser = parse::count_to::<usize, 64>)]
     pub concurrency: usize,
@@ -52,6 +55,33 @@ pub struct Config {
     pub egress_allow: ::std::vec::Vec<SocketAddr>,
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
     pub log_format: LogFormat,
+}
+
+/// The user Chromium runs as when the worker is root (SPEC §10 Isolation):
+/// it must exist and must not be root, because Chromium cannot sandbox as
+/// root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BrowserUser {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl BrowserUser {
+    pub fn parse(name: &str) -> Result<Self, String> {
+        let user = nix::unistd::User::from_name(name)
+            .ok()
+            .flatten()
+            .ok_or("no such user on this system")?;
+        if user.uid.is_root() {
+            return Err("Chromium cannot run sandboxed as root: name an unprivileged user".into());
+        }
+        Ok(Self {
+            name: user.name,
+            uid: user.uid.as_raw(),
+            gid: user.gid.as_raw(),
+        })
+    }
 }
 
 impl Config {
@@ -88,6 +118,20 @@ mod tests {
         assert_eq!(c.shutdown_grace, Duration::from_secs(60));
         assert_eq!(c.chromium_path, PathBuf::from(DEFAULT_CHROMIUM));
         assert!(c.egress_allow.is_empty() && c.health_addr.is_none());
+        assert_eq!(c.chromium_user.name, "nobody");
+        assert_ne!(c.chromium_user.uid, 0);
+    }
+
+    #[test]
+    fn chromium_user_must_exist_and_must_not_be_root() {
+        assert_eq!(
+            config(&[("CHROMIUM_USER", "no-such-user-here")]).err().unwrap(),
+            "configuration error: CHROMIUM_USER is malformed: no such user on this system"
+        );
+        assert_eq!(
+            config(&[("CHROMIUM_USER", "root")]).err().unwrap(),
+            "configuration error: CHROMIUM_USER is malformed: Chromium cannot run sandboxed as root: name an unprivileged user"
+        );
     }
 
     #[test]

@@ -2,6 +2,11 @@
 //! list of nodes with parent ids (deep pages do not nest deeply), layout
 //! boxes, text boxes, paint order, and computed styles as indexes into one
 //! table of distinct style sets.
+//!
+//! Under site isolation a cross-site frame renders in a process of its own
+//! and is snapshotted through its own CDP session (SPEC §10 Frames): each
+//! such snapshot is one [`Part`], stitched under the `<iframe>` element that
+//! owns it, its boxes moved from the frame's coordinates to the page's.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -160,6 +165,7 @@ struct NodeTree {
     node_name: Vec<i32>,
     node_value: Vec<i32>,
     attributes: Vec<Vec<i32>>,
+    backend_node_id: Vec<i64>,
     content_document_index: RareIntegers,
 }
 
@@ -229,6 +235,80 @@ impl<'de> Deserialize<'de> for InternedStyles {
     }
 }
 
+/// One snapshot: the page's, or a cross-site frame's taken through its own
+/// session, with the `<iframe>` that owns it.
+pub struct Part<'a> {
+    pub snapshot: Snapshot<'a>,
+    pub owner: Option<Owner>,
+}
+
+/// The element that holds a frame: its backend node id in an earlier part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub part: usize,
+    pub backend_node_id: i64,
+}
+
+/// Where the content of a frame starts inside its owner's box: border and
+/// padding, from the owner's computed style.
+const CONTENT_INSET: [(&str, &str); 2] = [("border-left-width", "padding-left"), ("border-top-width", "padding-top")];
+
+/// The manifest's `dom`: one flat node list of every part, in order. A
+/// same-process frame's document hangs below its owner through the
+/// snapshot's own `contentDocumentIndex`; a part's first document hangs
+/// below its [`Owner`], with every box of the part moved by the owner's
+/// content origin.
+pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
+    let mut nodes: Vec<Node<'s>> = Vec::new();
+    let mut styles: Vec<Vec<&'s str>> = Vec::new();
+    let mut style_ids: HashMap<&'s [i32], usize> = HashMap::new();
+    // Per part: the first node id and the first document index.
+    let mut part_base: Vec<(usize, usize)> = Vec::with_capacity(parts.len());
+    let mut documents = 0;
+    for part in parts {
+        let first_node = nodes.len();
+        let first_document = documents;
+        part_base.push((first_node, first_document));
+        let owner = part.owner.and_then(|owner| {
+            let (base, _) = *part_base.get(owner.part)?;
+            let earlier = &parts.get(owner.part)?.snapshot;
+            let id = earlier.node_of_backend_id(owner.backend_node_id)? + base;
+            Some((id, content_origin(&nodes[id], &styles)))
+        });
+        let offset = owner.map_or([0.0, 0.0], |(_, origin)| origin);
+        part.snapshot.append(&mut nodes, &mut styles, &mut style_ids, first_document, offset);
+        documents += part.snapshot.documents.len();
+        if let (Some((owner_id, _)), true) = (owner, nodes.len() > first_node) {
+            nodes[first_node].parent = Some(owner_id);
+        }
+    }
+    Dom {
+        style_names: STYLE_NAMES,
+        styles,
+        nodes,
+    }
+}
+
+/// The top-left corner of `owner`'s content box, in page coordinates.
+fn content_origin(owner: &Node<'_>, styles: &[Vec<&str>]) -> [f64; 2] {
+    let Some([x, y, _, _]) = owner.layout_box else {
+        return [0.0, 0.0];
+    };
+    let style = owner.style.and_then(|s| styles.get(s));
+    let px = |name: &str| -> f64 {
+        let Some(at) = STYLE_NAMES.iter().position(|n| *n == name) else {
+            return 0.0;
+        };
+        style
+            .and_then(|values| values.get(at))
+            .and_then(|v| v.strip_suffix("px"))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let [(border_x, padding_x), (border_y, padding_y)] = CONTENT_INSET;
+    [x + px(border_x) + px(padding_x), y + px(border_y) + px(padding_y)]
+}
+
 impl<'a> Snapshot<'a> {
     pub fn parse(reply: &'a crate::cdp::Reply) -> Result<Self, serde_json::Error> {
         reply.result()
@@ -241,12 +321,30 @@ impl<'a> Snapshot<'a> {
             .map(|s| s.0.as_ref())
     }
 
-    /// The manifest's `dom`: a flat node list; a frame's document hangs
-    /// below the element that owns it.
-    pub fn dom(&self) -> Dom<'_> {
-        let mut nodes: Vec<Node<'_>> = Vec::new();
-        let mut styles: Vec<Vec<&str>> = Vec::new();
-        let mut style_ids: HashMap<&[i32], usize> = HashMap::new();
+    /// The index (within this snapshot's node list) of the node with this
+    /// backend node id.
+    fn node_of_backend_id(&self, backend_node_id: i64) -> Option<usize> {
+        let mut base = 0;
+        for document in &self.documents {
+            if let Some(i) = document.nodes.backend_node_id.iter().position(|b| *b == backend_node_id) {
+                return Some(base + i);
+            }
+            base += document.nodes.parent_index.len();
+        }
+        None
+    }
+
+    /// Appends this snapshot's nodes, numbered after `nodes`, its documents
+    /// numbered from `first_document`, every box moved by `offset`.
+    fn append<'s>(
+        &'s self,
+        nodes: &mut Vec<Node<'s>>,
+        styles: &mut Vec<Vec<&'s str>>,
+        style_ids: &mut HashMap<&'s [i32], usize>,
+        first_document: usize,
+        offset: [f64; 2],
+    ) {
+        let moved = |r: [f64; 4]| [r[0] + offset[0], r[1] + offset[1], r[2], r[3]];
         let mut first_id_of_document = Vec::with_capacity(self.documents.len());
         let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
 
@@ -277,7 +375,7 @@ impl<'a> Snapshot<'a> {
                     name: self.string(at(&tree.node_name)).unwrap_or_default(),
                     value: self.string(at(&tree.node_value)).filter(|v| !v.is_empty()),
                     attributes,
-                    document: d,
+                    document: first_document + d,
                     layout_box: None,
                     style: None,
                     paint_order: None,
@@ -294,7 +392,7 @@ impl<'a> Snapshot<'a> {
                 if node.layout_box.is_some() {
                     continue;
                 }
-                node.layout_box = layout.bounds.get(l).copied();
+                node.layout_box = layout.bounds.get(l).copied().map(moved);
                 node.paint_order = layout.paint_orders.get(l).copied();
                 if let Some(local) = layout.styles.ids.get(l) {
                     let key = layout.styles.table[*local].as_slice();
@@ -319,7 +417,8 @@ impl<'a> Snapshot<'a> {
                 if let Some(node) = nodes.get_mut(base + node_index) {
                     let start = text.start.get(t).copied().unwrap_or(0) as f64;
                     let length = text.length.get(t).copied().unwrap_or(0) as f64;
-                    node.text_boxes.push([r[0], r[1], r[2], r[3], start, length]);
+                    let [x, y, w, h] = moved(*r);
+                    node.text_boxes.push([x, y, w, h, start, length]);
                 }
             }
         }
@@ -327,11 +426,6 @@ impl<'a> Snapshot<'a> {
             if let Some(node) = first_id_of_document.get(document).and_then(|root| nodes.get_mut(*root)) {
                 node.parent = Some(owner);
             }
-        }
-        Dom {
-            style_names: STYLE_NAMES,
-            styles,
-            nodes,
         }
     }
 }
@@ -374,8 +468,11 @@ mod tests {
         });
         let text = serde_json::to_string(&json!({"id": 1, "result": snapshot})).unwrap();
         let reply = crate::cdp::Reply::from_text(text);
-        let parsed = Snapshot::parse(&reply).unwrap();
-        let dom = parsed.dom();
+        let parts = [Part {
+            snapshot: Snapshot::parse(&reply).unwrap(),
+            owner: None,
+        }];
+        let dom = dom(&parts);
         assert_eq!(dom.nodes.len(), 6);
         assert_eq!(dom.styles, vec![vec!["block", "red"], vec!["inline", "red"]]);
         let body = &dom.nodes[2];
@@ -396,5 +493,79 @@ mod tests {
         let json = serde_json::to_value(&dom).unwrap();
         assert_eq!(json["nodes"][3]["box"], json!([8.0, 8.0, 12.0, 18.0]));
         assert!(json["nodes"][0].get("style").is_none());
+    }
+
+    #[test]
+    fn a_frame_snapshotted_in_its_own_session_hangs_below_its_iframe_in_page_coordinates() {
+        // strings: 0 "#document", 1 "IFRAME", 2 "#text", 3 "in frame", 4 "0px", 5 "4px", 6 "6px"
+        let strings = json!(["#document", "IFRAME", "#text", "in frame", "0px", "4px", "6px"]);
+        let style = |name_value: &[(&str, i32)]| -> Vec<i32> {
+            STYLE_NAMES
+                .iter()
+                .map(|n| name_value.iter().find(|(name, _)| name == n).map_or(4, |(_, v)| *v))
+                .collect()
+        };
+        let iframe_style = style(&[
+            ("border-left-width", 5),
+            ("border-top-width", 5),
+            ("padding-left", 6),
+            ("padding-top", 6),
+        ]);
+        let page = json!({"id": 1, "result": {"strings": strings, "documents": [{
+            "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 1], "nodeName": [0, 1], "nodeValue": [-1, -1],
+                      "backendNodeId": [1, 42]},
+            "layout": {"nodeIndex": [1], "styles": [iframe_style], "bounds": [[100, 150, 520, 320]], "paintOrders": [1]},
+            "textBoxes": {}
+        }]}});
+        let frame = json!({"id": 2, "result": {"strings": strings, "documents": [{
+            "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 3], "nodeName": [0, 2], "nodeValue": [-1, 3],
+                      "backendNodeId": [1, 2]},
+            "layout": {"nodeIndex": [1], "styles": [style(&[])], "bounds": [[0, 0, 50, 18]], "paintOrders": [1]},
+            "textBoxes": {"layoutIndex": [0], "bounds": [[0, 0, 50, 18]], "start": [0], "length": [8]}
+        }]}});
+        let (page, frame) = (
+            crate::cdp::Reply::from_text(page.to_string()),
+            crate::cdp::Reply::from_text(frame.to_string()),
+        );
+        let parts = [
+            Part {
+                snapshot: Snapshot::parse(&page).unwrap(),
+                owner: None,
+            },
+            Part {
+                snapshot: Snapshot::parse(&frame).unwrap(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 42,
+                }),
+            },
+        ];
+        let dom = dom(&parts);
+        assert_eq!(dom.nodes.len(), 4);
+        let (frame_document, text) = (&dom.nodes[2], &dom.nodes[3]);
+        assert_eq!((frame_document.parent, frame_document.document), (Some(1), 1), "below the IFRAME");
+        assert_eq!((text.parent, text.document, text.value), (Some(2), 1, Some("in frame")));
+        // The iframe's content starts at its box + 4px border + 6px padding.
+        assert_eq!(text.layout_box, Some([110.0, 160.0, 50.0, 18.0]));
+        assert_eq!(text.text_boxes, vec![[110.0, 160.0, 50.0, 18.0, 0.0, 8.0]]);
+        assert_eq!(dom.styles.len(), 2, "one style table for both parts");
+
+        // An owner that is not in the earlier part: the frame stays a root.
+        let orphan = [
+            Part {
+                snapshot: Snapshot::parse(&page).unwrap(),
+                owner: None,
+            },
+            Part {
+                snapshot: Snapshot::parse(&frame).unwrap(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 7,
+                }),
+            },
+        ];
+        let dom = super::dom(&orphan);
+        assert_eq!(dom.nodes[2].parent, None);
+        assert_eq!(dom.nodes[3].layout_box, Some([0.0, 0.0, 50.0, 18.0]));
     }
 }

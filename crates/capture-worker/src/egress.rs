@@ -8,8 +8,13 @@
 //! and tests). Plain `http://` requests arrive in absolute form; everything
 //! else (HTTPS, `ws://`, `wss://`) arrives as `CONNECT host:port`.
 //!
-//! Each capture gets a proxy of its own, so what it blocked and how many
-//! bytes it let in are that capture's alone.
+//! Each capture gets a proxy of its own, so what it blocked, what failed
+//! upstream and how many bytes it let in are that capture's alone.
+//!
+//! The browser only ever sees the proxy's own answer (a `502` or a failed
+//! tunnel) when the page's server cannot be reached, so the proxy records
+//! why ([`Upstream`]): the worker reports a refused connection as refused,
+//! not as the proxy's status.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -100,6 +105,36 @@ impl EgressPolicy {
     }
 }
 
+/// Why the proxy could not reach a permitted destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upstream {
+    /// The host name did not resolve.
+    Unresolved,
+    /// The server refused the connection.
+    Refused,
+    /// The connection was reset or closed before any answer.
+    Reset,
+    /// The connection was not accepted within the connect timeout.
+    TimedOut,
+}
+
+impl Upstream {
+    fn of_connect_error(e: &std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => Self::Refused,
+            std::io::ErrorKind::TimedOut => Self::TimedOut,
+            _ => Self::Reset,
+        }
+    }
+}
+
+/// One destination the proxy could not reach, by `host:port`.
+#[derive(Debug, Clone)]
+struct UpstreamFailure {
+    authority: String,
+    kind: Upstream,
+}
+
 /// One refused request, as the manifest lists it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BlockedRequest {
@@ -110,6 +145,7 @@ pub struct BlockedRequest {
 #[derive(Default)]
 struct Ledger {
     blocked: Mutex<Vec<BlockedRequest>>,
+    upstream: Mutex<Vec<UpstreamFailure>>,
     bytes_in: AtomicU64,
     over_budget: AtomicBool,
 }
@@ -160,6 +196,72 @@ impl EgressProxy {
 
     pub fn over_budget(&self) -> bool {
         self.ledger.over_budget.load(Ordering::Relaxed)
+    }
+
+    /// What the proxy refused and could not reach so far.
+    pub fn report(&self) -> EgressReport {
+        EgressReport {
+            blocked: self.blocked(),
+            upstream: self.ledger.upstream.lock().expect("egress ledger lock").clone(),
+        }
+    }
+}
+
+/// What one capture's proxy refused, and which servers it could not reach.
+#[derive(Debug, Default)]
+pub struct EgressReport {
+    pub blocked: Vec<BlockedRequest>,
+    upstream: Vec<UpstreamFailure>,
+}
+
+impl EgressReport {
+    /// Whether the proxy refused `url` (a plain-HTTP request is listed by
+    /// its URL, a tunnel by its `host:port`).
+    pub fn is_blocked(&self, url: &str) -> bool {
+        let authority = authority_of(url);
+        self.blocked
+            .iter()
+            .any(|b| b.url == url || Some(&b.url) == authority.as_ref())
+    }
+
+    /// Why the proxy could not reach `url`'s server, when it could not.
+    pub fn upstream_failure(&self, url: &str) -> Option<Upstream> {
+        let authority = authority_of(url)?;
+        self.upstream.iter().rev().find(|f| f.authority == authority).map(|f| f.kind)
+    }
+
+    /// The most recent server the proxy could not reach.
+    pub fn last_upstream_failure(&self) -> Option<Upstream> {
+        self.upstream.last().map(|f| f.kind)
+    }
+
+    #[cfg(test)]
+    pub fn with_upstream_failure(mut self, authority: &str, kind: Upstream) -> Self {
+        self.upstream.push(UpstreamFailure {
+            authority: authority.into(),
+            kind,
+        });
+        self
+    }
+}
+
+/// `host:port` of an http(s) or ws(s) URL, as a tunnel names it.
+pub fn authority_of(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    Some(format!(
+        "{}:{}",
+        url.host_str()?.to_ascii_lowercase(),
+        url.port_or_known_default()?
+    ))
+}
+
+impl Ledger {
+    fn upstream_failed(&self, host: &str, port: u16, kind: Upstream) {
+        tracing::debug!(target_host = %host, port, ?kind, "egress could not reach the server");
+        self.upstream.lock().expect("egress ledger lock").push(UpstreamFailure {
+            authority: format!("{}:{port}", host.to_ascii_lowercase()),
+            kind,
+        });
     }
 }
 
@@ -248,30 +350,39 @@ async fn serve(mut client: TcpStream, policy: &EgressPolicy, ledger: &Ledger, ma
     };
     let addrs = match policy.resolve(&host, port).await {
         Ok(addrs) => addrs,
+        Err(Refusal::Unresolved) => {
+            ledger.upstream_failed(&host, port, Upstream::Unresolved);
+            refuse(&mut client, "502 Bad Gateway").await;
+            return Ok(());
+        }
         Err(refusal) => {
             tracing::debug!(target_host = %host, port, reason = %refusal.reason(), "egress refused");
             ledger.blocked.lock().expect("egress ledger lock").push(BlockedRequest {
                 url: shown,
                 reason: refusal.reason(),
             });
-            let status = match refusal {
-                Refusal::Unresolved => "502 Bad Gateway",
-                _ => "403 Forbidden",
-            };
-            refuse(&mut client, status).await;
+            refuse(&mut client, "403 Forbidden").await;
             return Ok(());
         }
     };
-    let mut upstream = None;
+    let mut upstream = Err(Upstream::TimedOut);
     for addr in addrs {
-        if let Ok(Ok(stream)) = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
-            upstream = Some(stream);
-            break;
+        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
+            Ok(Ok(stream)) => {
+                upstream = Ok(stream);
+                break;
+            }
+            Ok(Err(e)) => upstream = Err(Upstream::of_connect_error(&e)),
+            Err(_) => upstream = Err(Upstream::TimedOut),
         }
     }
-    let Some(mut upstream) = upstream else {
-        refuse(&mut client, "502 Bad Gateway").await;
-        return Ok(());
+    let mut upstream = match upstream {
+        Ok(stream) => stream,
+        Err(kind) => {
+            ledger.upstream_failed(&host, port, kind);
+            refuse(&mut client, "502 Bad Gateway").await;
+            return Ok(());
+        }
     };
     if connect {
         client.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n").await?;
@@ -279,7 +390,10 @@ async fn serve(mut client: TcpStream, policy: &EgressPolicy, ledger: &Ledger, ma
         upstream.write_all(origin_form_head(&head).as_bytes()).await?;
     }
     upstream.write_all(&head.rest).await?;
-    relay(client, upstream, ledger, max_bytes).await
+    if relay(client, upstream, ledger, max_bytes).await == Relayed::ResetBeforeAnswer {
+        ledger.upstream_failed(&host, port, Upstream::Reset);
+    }
+    Ok(())
 }
 
 /// The request head rewritten for the origin server: origin-form target,
@@ -320,8 +434,15 @@ fn split_authority(target: &str) -> Option<(String, u16)> {
     Some((host.to_owned(), port))
 }
 
+#[derive(Debug, PartialEq, Eq)]
+enum Relayed {
+    Done,
+    /// The server reset the connection before sending a byte.
+    ResetBeforeAnswer,
+}
+
 /// Copies both ways until either side closes, counting what comes in.
-async fn relay(client: TcpStream, upstream: TcpStream, ledger: &Ledger, max_bytes: u64) -> std::io::Result<()> {
+async fn relay(client: TcpStream, upstream: TcpStream, ledger: &Ledger, max_bytes: u64) -> Relayed {
     let (mut client_read, mut client_write) = client.into_split();
     let (mut upstream_read, mut upstream_write) = upstream.into_split();
     // The client finishing its request half-closes upstream; the exchange
@@ -333,10 +454,9 @@ async fn relay(client: TcpStream, upstream: TcpStream, ledger: &Ledger, max_byte
     };
     let inbound = copy_counted(&mut upstream_read, &mut client_write, ledger, max_bytes);
     tokio::select! {
-        () = inbound => {}
-        () = outbound => {}
+        relayed = inbound => relayed,
+        () = outbound => Relayed::Done,
     }
-    Ok(())
 }
 
 async fn copy_counted(
@@ -344,13 +464,22 @@ async fn copy_counted(
     to: &mut (impl AsyncWrite + Unpin),
     ledger: &Ledger,
     max_bytes: u64,
-) {
+) -> Relayed {
     let mut buf = vec![0u8; 16 * 1024];
+    let mut relayed = Relayed::Done;
+    let mut answered = false;
     loop {
         let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
+            Err(e) => {
+                if !answered && e.kind() == std::io::ErrorKind::ConnectionReset {
+                    relayed = Relayed::ResetBeforeAnswer;
+                }
+                break;
+            }
             Ok(n) => n,
         };
+        answered = true;
         let total = ledger.bytes_in.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
         if total > max_bytes {
             ledger.over_budget.store(true, Ordering::Relaxed);
@@ -361,6 +490,7 @@ async fn copy_counted(
         }
     }
     let _ = to.shutdown().await;
+    relayed
 }
 
 #[cfg(test)]
@@ -396,6 +526,26 @@ mod tests {
             policy.resolve("1.1.1.1", 443).await,
             Ok(vec!["1.1.1.1:443".parse().unwrap()])
         );
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_recorded_as_refused_not_as_the_proxy_s_502() {
+        // A port with nothing listening on it, let through by the allow-list.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let proxy = EgressProxy::start(Arc::new(EgressPolicy::new([closed])), u64::MAX)
+            .await
+            .unwrap();
+        let mut client = TcpStream::connect(proxy.addr).await.unwrap();
+        let request = format!("GET http://{closed}/ HTTP/1.1\r\nHost: {closed}\r\n\r\n");
+        client.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
+        let report = proxy.report();
+        assert_eq!(report.upstream_failure(&format!("http://{closed}/page")), Some(Upstream::Refused));
+        assert_eq!(report.last_upstream_failure(), Some(Upstream::Refused));
+        assert!(report.blocked.is_empty(), "not a blocked request: {:?}", report.blocked);
+        assert_eq!(report.upstream_failure("http://127.0.0.1:1/"), None);
     }
 
     #[test]

@@ -20,8 +20,9 @@ use sha2::{Digest, Sha256};
 
 use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
-use crate::capture::{self, CaptureSettings, Captured, Failure};
-use crate::dom::{Dom, Snapshot};
+use crate::capture::{self, CaptureSettings, Captured};
+use crate::dom::{self, Dom, Part, Snapshot};
+use crate::failure::{Cause, Failure};
 use crate::egress::EgressPolicy;
 use crate::manifest::{self, AssetInfo, FailureRecord, Manifest};
 
@@ -87,36 +88,29 @@ impl Worker {
             let outcome = match self.browsers.get().await {
                 Ok(browser) => {
                     let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
-                    if matches!(&result, Err(f) if f.reason == "browser_crashed") {
+                    if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
                         metrics::counter!("worker_browser_crashes_total").increment(1);
                     }
                     result
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "chromium could not be started");
-                    Err(Failure {
-                        reason: "browser_unavailable",
-                        message: "The browser could not be started".into(),
-                        retryable: true,
-                        blocked: Vec::new(),
-                    })
+                    Err(Cause::BrowserUnavailable.into())
                 }
             };
             let elapsed = started.elapsed();
             metrics::histogram!("worker_capture_seconds").record(elapsed.as_secs_f64());
             match outcome {
-                Ok(captured) => match Snapshot::parse(&captured.snapshot) {
-                    Ok(snapshot) => {
+                Ok(captured) => match parse_snapshot(&captured) {
+                    Ok(parts) => {
                         metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
-                        let manifest = self.store_capture(job, &captured, snapshot.dom()).await?;
+                        let manifest = self.store_capture(job, &captured, dom::dom(&parts)).await?;
                         completed_body(job, &manifest)
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "the DOM snapshot did not parse");
                         let failure = Failure {
-                            reason: "capture_error",
-                            message: "The page could not be captured".into(),
-                            retryable: false,
+                            cause: Cause::CaptureError,
                             blocked: captured.blocked,
                         };
                         self.store_failure(job, failure, elapsed).await?
@@ -138,15 +132,16 @@ impl Worker {
         failure: Failure,
         elapsed: std::time::Duration,
     ) -> Result<CallbackBody, StorageError> {
-        metrics::counter!("worker_captures_total", "outcome" => failure.reason).increment(1);
-        tracing::info!(page_import_id = %job.page_import_id, reason = failure.reason, retryable = failure.retryable, "capture failed");
+        let cause = &failure.cause;
+        metrics::counter!("worker_captures_total", "outcome" => cause.reason()).increment(1);
+        tracing::info!(page_import_id = %job.page_import_id, reason = cause.reason(), retryable = cause.retryable(), "capture failed");
         let record = FailureRecord {
             schema_version: 1,
             page_import_id: job.page_import_id.to_string(),
             attempt: job.attempt,
-            reason: failure.reason.to_owned(),
-            message: client_safe_message(&failure.message),
-            retryable: failure.retryable,
+            reason: cause.reason().to_owned(),
+            message: client_safe_message(&cause.message()),
+            retryable: cause.retryable(),
             failed_at: now_rfc3339(),
             elapsed_ms: elapsed.as_millis() as u64,
             blocked_requests: failure.blocked,
@@ -309,6 +304,22 @@ impl Worker {
             Err(e) => Err(storage(e)),
         }
     }
+}
+
+/// The page's snapshot must parse; a frame's that does not is left out.
+fn parse_snapshot(captured: &Captured) -> Result<Vec<Part<'_>>, serde_json::Error> {
+    let mut parts = Vec::with_capacity(captured.snapshot.len());
+    for (i, part) in captured.snapshot.iter().enumerate() {
+        match Snapshot::parse(&part.reply) {
+            Ok(snapshot) => parts.push(Part {
+                snapshot,
+                owner: part.owner,
+            }),
+            Err(e) if i == 0 => return Err(e),
+            Err(e) => tracing::warn!(error = %e, "a frame's DOM snapshot did not parse"),
+        }
+    }
+    Ok(parts)
 }
 
 fn completed_body(job: &CaptureJob<'_>, manifest: &[u8]) -> CallbackBody {

@@ -10,15 +10,18 @@ mod cdp;
 mod config;
 mod dom;
 mod egress;
+mod failure;
 mod health;
 mod job;
 mod manifest;
+mod page;
 mod queue;
 mod reaper;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 use crate::browser::BrowserSlot;
@@ -51,6 +54,15 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {
+    // A worker not running as root runs Chromium as its own user, and a
+    // process of the same user may read a dumpable process's
+    // /proc/PID/environ and memory: this one holds WEBHOOK_SECRET and the
+    // AWS keys. Not dumpable, they are the kernel's to guard (exec resets
+    // it, so Chromium is unaffected).
+    // SAFETY: prctl with PR_SET_DUMPABLE takes one integer argument.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("prctl(PR_SET_DUMPABLE, 0)");
+    }
     reaper::start()?;
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
     for addr in &config.egress_allow {
@@ -61,14 +73,14 @@ async fn run(config: Config) -> anyhow::Result<()> {
     // requests) meets the same rules here.
     let guard = EgressProxy::start(policy.clone(), u64::MAX).await?;
     let aws = page_import_platform::aws::clients(config.s3_force_path_style, None).await;
-    let browsers = BrowserSlot::new(config.chromium_path.clone(), guard.url());
-    // Warm: the first capture should not pay for the launch.
-    if let Err(e) = browsers.get().await {
-        tracing::error!(
-            error = format!("{e:#}"),
-            "chromium did not start; will retry per capture"
-        );
-    }
+    let browsers = BrowserSlot::new(config.chromium_path.clone(), guard.url(), config.chromium_user.clone());
+    // Warm, so the first capture does not pay for the launch; and a worker
+    // that cannot start a sandboxed browser stops here (it never falls back
+    // to an unsandboxed one).
+    browsers
+        .get()
+        .await
+        .context("a sandboxed Chromium could not be started")?;
     let worker = Arc::new(Worker {
         s3: aws.s3,
         browsers,

@@ -207,6 +207,26 @@ impl WorkerProcess {
     /// `EGRESS_ALLOW`. Its environment is built from nothing: no
     /// `DATABASE_URL` unless a test passes one.
     pub fn start(app: &TestApp, allow: &[SocketAddr], extra_env: &[(&str, &str)]) -> Self {
+        let mut command = Self::command(app, allow, extra_env);
+        let (child, log) = super::process::spawn_logged(&mut command, "capture-worker");
+        let mut worker = Self { child, log };
+        let started = Instant::now();
+        while !worker.log_text().contains("capture worker started") {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "worker did not start:\n{}",
+                worker.log_text()
+            );
+            if let Ok(Some(status)) = worker.child.try_wait() {
+                panic!("worker exited with {status}:\n{}", worker.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        worker
+    }
+
+    /// The worker's command line and environment, not yet started.
+    pub fn command(app: &TestApp, allow: &[SocketAddr], extra_env: &[(&str, &str)]) -> Command {
         let allow = allow.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
         let mut command = Command::new(worker_binary());
         command
@@ -229,21 +249,7 @@ impl WorkerProcess {
         for (k, v) in extra_env {
             command.env(k, v);
         }
-        let (child, log) = super::process::spawn_logged(&mut command, "capture-worker");
-        let mut worker = Self { child, log };
-        let started = Instant::now();
-        while !worker.log_text().contains("capture worker started") {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "worker did not start:\n{}",
-                worker.log_text()
-            );
-            if let Ok(Some(status)) = worker.child.try_wait() {
-                panic!("worker exited with {status}:\n{}", worker.log_text());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        worker
+        command
     }
 
     pub fn log_text(&self) -> String {

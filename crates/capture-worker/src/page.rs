@@ -1,0 +1,729 @@
+//! The page being captured: a tab in a browser context of its own, with the
+//! named steps of a capture (SPEC §10 "Capture") and what its CDP events
+//! told so far ([`PageState`]).
+//!
+//! Cross-site frames render in processes of their own (site isolation).
+//! Each is attached through `Target.setAutoAttach` (flattened, paused until
+//! the worker has enabled its network events and set the same auto-attach
+//! on it, so nested frames are found too), and its events feed the same
+//! [`PageState`]: network idle waits for every frame, and the frame is
+//! snapshotted through its own session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use bytes::Bytes;
+use page_import_contract::job::Viewport;
+use serde_json::{json, Value};
+
+use crate::browser::Browser;
+use crate::cdp::{CdpError, Connection, Event, Reply};
+use crate::dom::Owner;
+use crate::failure::{Cause, Failure};
+
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
+const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
+/// Network idle: nothing in flight and nothing started or ended for this long.
+pub const QUIET_PERIOD: Duration = Duration::from_millis(200);
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
+const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
+const POLL: Duration = Duration::from_millis(50);
+/// Response bodies Chromium keeps for `Network.getResponseBody`.
+const NETWORK_BUFFERS: (u64, u64) = (256 * 1024 * 1024, 64 * 1024 * 1024);
+
+/// What the events of the page's sessions told so far.
+#[derive(Default)]
+pub struct PageState {
+    /// Main-frame documents by request id: status and URL.
+    documents: HashMap<String, (u16, String)>,
+    load_fired: bool,
+    crashed: bool,
+    /// Requests in flight; a document request names the frame it loads.
+    in_flight: HashMap<String, Option<String>>,
+    last_activity: Option<Instant>,
+    resources: HashMap<String, Resource>,
+    /// Cross-site frames attached in their own sessions, parents first.
+    frames: Vec<Frame>,
+}
+
+/// A cross-site frame's session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub session: String,
+    pub frame_id: String,
+    /// The session of the frame (or page) that holds it.
+    pub parent_session: String,
+}
+
+/// A response worth keeping as an asset, and the session that can read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Resource {
+    url: String,
+    kind: &'static str,
+    mime_type: String,
+    session: String,
+    finished: bool,
+}
+
+impl PageState {
+    /// Applies one event of `session` (`main`: the page's own session).
+    pub fn apply(&mut self, session: &str, main: bool, event: &Event) {
+        let p = &event.params;
+        let request_id = || p["requestId"].as_str().unwrap_or_default().to_owned();
+        match event.method.as_str() {
+            "Network.requestWillBeSent" => {
+                let frame = (p["type"] == "Document").then(|| p["frameId"].as_str().unwrap_or_default().to_owned());
+                self.in_flight.insert(request_id(), frame);
+                self.last_activity = Some(Instant::now());
+            }
+            "Network.responseReceived" => {
+                let response = &p["response"];
+                let url = response["url"].as_str().unwrap_or_default().to_owned();
+                let status = response["status"].as_u64().unwrap_or(0) as u16;
+                let kind = match p["type"].as_str() {
+                    Some("Document") => {
+                        if main {
+                            self.documents.insert(request_id(), (status, url));
+                        }
+                        return;
+                    }
+                    Some("Image") => "image",
+                    Some("Stylesheet") => "stylesheet",
+                    Some("Font") => "font",
+                    _ => return,
+                };
+                if url.starts_with("http") && (200..300).contains(&status) {
+                    self.resources.insert(
+                        request_id(),
+                        Resource {
+                            url,
+                            kind,
+                            mime_type: response["mimeType"].as_str().unwrap_or_default().to_owned(),
+                            session: session.to_owned(),
+                            finished: false,
+                        },
+                    );
+                }
+            }
+            "Network.loadingFinished" => {
+                let id = request_id();
+                self.in_flight.remove(&id);
+                self.last_activity = Some(Instant::now());
+                if let Some(resource) = self.resources.get_mut(&id) {
+                    resource.finished = true;
+                }
+            }
+            "Network.loadingFailed" => {
+                self.in_flight.remove(&request_id());
+                self.last_activity = Some(Instant::now());
+            }
+            "Target.attachedToTarget" if p["targetInfo"]["type"] == "iframe" => {
+                let frame_id = p["targetInfo"]["targetId"].as_str().unwrap_or_default().to_owned();
+                // The frame's own process finishes loading its document and
+                // reports it in the frame's session: the request the parent
+                // saw start is no longer the parent's to wait for.
+                self.in_flight.retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
+                self.frames.push(Frame {
+                    session: p["sessionId"].as_str().unwrap_or_default().to_owned(),
+                    frame_id,
+                    parent_session: session.to_owned(),
+                });
+                self.last_activity = Some(Instant::now());
+            }
+            "Target.detachedFromTarget" => {
+                let gone = p["sessionId"].as_str().unwrap_or_default();
+                self.frames.retain(|f| f.session != gone);
+            }
+            "Page.loadEventFired" if main => self.load_fired = true,
+            "Inspector.targetCrashed" if main => self.crashed = true,
+            _ => {}
+        }
+    }
+
+    /// Nothing in flight and nothing started or ended for `quiet`.
+    pub fn network_idle(&self, quiet: Duration) -> bool {
+        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
+    }
+}
+
+/// Where navigation ended.
+#[derive(Debug, Default)]
+pub struct Navigation {
+    /// Chromium's `net::ERR_…` for the main document, when it failed.
+    pub net_error: Option<String>,
+    /// The main document's status and URL (after redirects), when answered.
+    pub document: Option<(u16, String)>,
+}
+
+/// A full-page PNG and the heights it covers.
+pub struct Screenshot {
+    pub png: Bytes,
+    pub content_height: u32,
+    pub captured_height: u32,
+}
+
+/// The title, final URL and `document.fonts` of the page.
+pub struct About {
+    pub title: String,
+    pub url: String,
+    pub fonts: Value,
+}
+
+/// A snapshot of one part of the page: the page's own session first, then
+/// each cross-site frame's, with the element that holds it.
+pub struct PartSnapshot {
+    pub reply: Reply,
+    pub owner: Option<Owner>,
+}
+
+pub struct AssetBody {
+    pub url: String,
+    pub kind: &'static str,
+    pub mime_type: String,
+    pub bytes: Bytes,
+}
+
+/// A page in its own browser context. [`Page::close`] disposes of the
+/// context; a page that is dropped without it leaves the context to the
+/// browser's own `disposeOnDetach`.
+pub struct Page {
+    cdp: Connection,
+    context_id: String,
+    session: String,
+    state: Arc<Mutex<PageState>>,
+}
+
+impl Page {
+    /// A blank tab in a new browser context whose traffic goes through
+    /// `proxy_url`.
+    pub async fn open(browser: &Browser, proxy_url: &str) -> Result<Self, Failure> {
+        let cdp = browser.cdp.clone();
+        let context = cdp
+            .call(
+                None,
+                "Target.createBrowserContext",
+                json!({"disposeOnDetach": true, "proxyServer": proxy_url, "proxyBypassList": "<-loopback>"}),
+                COMMAND_TIMEOUT,
+            )
+            .await?;
+        let context_id = context["browserContextId"].as_str().unwrap_or_default().to_owned();
+        let page = async {
+            let target = cdp
+                .call(
+                    None,
+                    "Target.createTarget",
+                    json!({"url": "about:blank", "browserContextId": context_id}),
+                    COMMAND_TIMEOUT,
+                )
+                .await?;
+            let attached = cdp
+                .call(
+                    None,
+                    "Target.attachToTarget",
+                    json!({"targetId": target["targetId"], "flatten": true}),
+                    COMMAND_TIMEOUT,
+                )
+                .await?;
+            Ok::<_, CdpError>(attached["sessionId"].as_str().unwrap_or_default().to_owned())
+        }
+        .await;
+        let session = match page {
+            Ok(session) => session,
+            Err(e) => {
+                let _ = dispose(&cdp, &context_id).await;
+                return Err(e.into());
+            }
+        };
+        let state = Arc::new(Mutex::new(PageState::default()));
+        watch(&cdp, &session, true, &state);
+        Ok(Self {
+            cdp,
+            context_id,
+            session,
+            state,
+        })
+    }
+
+    /// Events on, the job's viewport and screen, frames attached as they come.
+    pub async fn prepare(&self, viewport: Viewport) -> Result<(), Failure> {
+        self.call("Page.enable", json!({})).await?;
+        enable_network(&self.cdp, &self.session).await?;
+        self.call("Inspector.enable", json!({})).await?;
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({
+                "width": viewport.width, "height": viewport.height,
+                "deviceScaleFactor": viewport.device_scale_factor, "mobile": false,
+                "screenWidth": viewport.width, "screenHeight": viewport.height,
+            }),
+        )
+        .await?;
+        auto_attach(&self.cdp, &self.session).await?;
+        Ok(())
+    }
+
+    /// Navigates and waits for the load event, all within `timeout`.
+    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Navigation, Failure> {
+        let timed_out = || Failure::from(Cause::NavigationTimeout { secs: timeout.as_secs() });
+        let deadline = Instant::now() + timeout;
+        let navigated = match self
+            .call_within("Page.navigate", json!({"url": url}), timeout)
+            .await
+        {
+            Err(CdpError::Timeout { .. }) => return Err(timed_out()),
+            other => other?,
+        };
+        let loader_id = navigated["loaderId"].as_str().unwrap_or_default();
+        let document = || self.state().documents.get(loader_id).cloned();
+        if let Some(error) = navigated["errorText"].as_str().filter(|e| !e.is_empty()) {
+            return Ok(Navigation {
+                net_error: Some(error.to_owned()),
+                document: document(),
+            });
+        }
+        loop {
+            if self.crashed() {
+                return Err(Cause::BrowserCrashed.into());
+            }
+            if self.state().load_fired {
+                break;
+            }
+            if Instant::now() >= deadline {
+                return Err(timed_out());
+            }
+            tokio::time::sleep(POLL).await;
+        }
+        Ok(Navigation {
+            net_error: None,
+            document: document(),
+        })
+    }
+
+    /// Waits for `selector` to match, polling; `None` when there is none.
+    pub async fn wait_until_ready(&self, selector: Option<&str>, timeout: Duration) -> Result<Option<bool>, Failure> {
+        let Some(selector) = selector else {
+            return Ok(None);
+        };
+        let probe = format!("!!document.querySelector({})", Value::String(selector.to_owned()));
+        let deadline = Instant::now() + timeout;
+        loop {
+            if self.evaluate(&probe, false, COMMAND_TIMEOUT).await? == Value::Bool(true) {
+                return Ok(Some(true));
+            }
+            if Instant::now() >= deadline {
+                return Err(Cause::ReadyTimeout {
+                    secs: timeout.as_secs(),
+                }
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Lazy images loaded, the network quiet in every frame, fonts ready
+    /// (each wait bounded).
+    pub async fn settle(&self) -> Result<(), Failure> {
+        // Lazy images would stay blank in a screenshot taken without scrolling.
+        self.evaluate(
+            "document.querySelectorAll('img[loading=lazy],iframe[loading=lazy]').forEach(e => e.loading = 'eager')",
+            false,
+            COMMAND_TIMEOUT,
+        )
+        .await?;
+        let deadline = Instant::now() + SETTLE_TIMEOUT;
+        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(QUIET_PERIOD) {
+            tokio::time::sleep(POLL).await;
+        }
+        let _ = self
+            .evaluate("document.fonts.ready.then(() => true)", true, FONTS_TIMEOUT)
+            .await;
+        Ok(())
+    }
+
+    /// A full-page PNG of `width` CSS px, at most `max_height` CSS px tall.
+    pub async fn screenshot(&self, width: i32, max_height: u32) -> Result<Screenshot, Failure> {
+        let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
+        let content = if metrics["cssContentSize"].is_object() {
+            &metrics["cssContentSize"]
+        } else {
+            &metrics["contentSize"]
+        };
+        let content_height = content["height"].as_f64().unwrap_or(1.0).ceil().max(1.0) as u32;
+        let captured_height = content_height.min(max_height);
+        let shot = self
+            .call_raw_within(
+                "Page.captureScreenshot",
+                json!({
+                    "format": "png", "captureBeyondViewport": true, "fromSurface": true,
+                    "clip": {"x": 0, "y": 0, "width": width, "height": captured_height, "scale": 1},
+                }),
+                HEAVY_TIMEOUT,
+            )
+            .await?;
+        // Decoded straight from the answer's text: a tall page's PNG is tens of MiB.
+        #[derive(serde::Deserialize)]
+        struct Shot<'a> {
+            #[serde(borrow)]
+            data: std::borrow::Cow<'a, str>,
+        }
+        let png = shot
+            .result::<Shot<'_>>()
+            .ok()
+            .and_then(|s| STANDARD.decode(s.data.as_bytes()).ok())
+            .map(Bytes::from)
+            .ok_or(Failure::from(Cause::CaptureError))?;
+        Ok(Screenshot {
+            png,
+            content_height,
+            captured_height,
+        })
+    }
+
+    /// The DOM snapshot of the page and of every cross-site frame (SPEC §10
+    /// Frames). A frame that cannot be snapshotted or placed is left out.
+    pub async fn snapshot(&self, computed_styles: &[&str]) -> Result<Vec<PartSnapshot>, Failure> {
+        let params = json!({
+            "computedStyles": computed_styles,
+            "includePaintOrder": true,
+            "includeDOMRects": true,
+        });
+        let frames = self.state().frames.clone();
+        let (page, frame_parts) = tokio::join!(
+            self.call_raw_within("DOMSnapshot.captureSnapshot", params.clone(), HEAVY_TIMEOUT),
+            futures::future::join_all(frames.iter().map(|frame| async {
+                let (reply, owner) = tokio::join!(
+                    self.cdp.call_raw(
+                        Some(&frame.session),
+                        "DOMSnapshot.captureSnapshot",
+                        params.clone(),
+                        HEAVY_TIMEOUT
+                    ),
+                    self.cdp.call(
+                        Some(&frame.parent_session),
+                        "DOM.getFrameOwner",
+                        json!({"frameId": frame.frame_id}),
+                        COMMAND_TIMEOUT
+                    ),
+                );
+                Some((reply.ok()?, owner.ok()?["backendNodeId"].as_i64()?))
+            }))
+        );
+        let mut parts = vec![PartSnapshot {
+            reply: page?,
+            owner: None,
+        }];
+        // Parts are numbered by session: the page is 0, frames follow in
+        // the order they attached, so a frame's parent is an earlier part.
+        let mut part_of_session: HashMap<&str, usize> = HashMap::from([(self.session.as_str(), 0)]);
+        for (frame, taken) in frames.iter().zip(frame_parts) {
+            let Some((reply, backend_node_id)) = taken else {
+                tracing::debug!(frame = %frame.frame_id, "a cross-site frame could not be snapshotted");
+                continue;
+            };
+            let Some(&parent) = part_of_session.get(frame.parent_session.as_str()) else {
+                continue;
+            };
+            part_of_session.insert(&frame.session, parts.len());
+            parts.push(PartSnapshot {
+                reply,
+                owner: Some(Owner {
+                    part: parent,
+                    backend_node_id,
+                }),
+            });
+        }
+        Ok(parts)
+    }
+
+    pub async fn about(&self) -> Result<About, Failure> {
+        let about = self
+            .evaluate("({title: document.title, url: location.href})", false, COMMAND_TIMEOUT)
+            .await?;
+        let fonts = self
+            .evaluate(
+                "Array.from(document.fonts).map(f => ({family: f.family, style: f.style, weight: f.weight, status: f.status}))",
+                false,
+                COMMAND_TIMEOUT,
+            )
+            .await?;
+        Ok(About {
+            title: about["title"].as_str().unwrap_or_default().to_owned(),
+            url: about["url"].as_str().unwrap_or_default().to_owned(),
+            fonts,
+        })
+    }
+
+    /// The bodies of the images, stylesheets and fonts every frame loaded.
+    pub async fn collect_assets(&self) -> Result<Vec<AssetBody>, Failure> {
+        let finished: Vec<(String, Resource)> = self
+            .state()
+            .resources
+            .iter()
+            .filter(|(_, r)| r.finished)
+            .map(|(id, r)| (id.clone(), r.clone()))
+            .collect();
+        let mut assets = Vec::with_capacity(finished.len());
+        for (request_id, resource) in finished {
+            let body = match self
+                .cdp
+                .call(
+                    Some(&resource.session),
+                    "Network.getResponseBody",
+                    json!({"requestId": request_id}),
+                    COMMAND_TIMEOUT,
+                )
+                .await
+            {
+                Ok(body) => body,
+                // Evicted from the buffer, a body Chromium did not keep, or a
+                // frame that went away: skip it.
+                Err(CdpError::Protocol { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let text = body["body"].as_str().unwrap_or_default();
+            let bytes = if body["base64Encoded"].as_bool() == Some(true) {
+                STANDARD.decode(text).unwrap_or_default()
+            } else {
+                text.as_bytes().to_vec()
+            };
+            assets.push(AssetBody {
+                url: resource.url,
+                kind: resource.kind,
+                mime_type: resource.mime_type,
+                bytes: bytes.into(),
+            });
+        }
+        assets.sort_by(|a, b| a.url.cmp(&b.url));
+        Ok(assets)
+    }
+
+    /// Closes the tab with its browser context.
+    pub async fn close(self) {
+        self.cdp.forget_session(&self.session);
+        for frame in &self.state().frames {
+            self.cdp.forget_session(&frame.session);
+        }
+        let _ = dispose(&self.cdp, &self.context_id).await;
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, PageState> {
+        self.state.lock().expect("page state lock")
+    }
+
+    /// The renderer crashed, or the whole browser is gone.
+    fn crashed(&self) -> bool {
+        self.state().crashed || self.cdp.is_closed()
+    }
+
+    async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
+        self.call_within(method, params, COMMAND_TIMEOUT).await
+    }
+
+    async fn call_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, CdpError> {
+        let result = self.cdp.call(Some(&self.session), method, params, timeout).await;
+        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
+            return Err(CdpError::Closed);
+        }
+        result
+    }
+
+    async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
+        let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
+        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
+            return Err(CdpError::Closed);
+        }
+        result
+    }
+
+    async fn evaluate(&self, expression: &str, await_promise: bool, timeout: Duration) -> Result<Value, CdpError> {
+        let result = self
+            .call_within(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true, "awaitPromise": await_promise}),
+                timeout,
+            )
+            .await?;
+        Ok(result["result"]["value"].clone())
+    }
+}
+
+/// Feeds `session`'s events into `state` and sets up every target attached
+/// below it: a cross-site frame gets its network events and the same
+/// auto-attach (so its own frames are found), then runs; any other target
+/// (a worker) just runs.
+fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>) {
+    let mut events = cdp.subscribe(session);
+    let (cdp, session, state) = (cdp.clone(), session.to_owned(), state.clone());
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if event.method == "Target.attachedToTarget" {
+                let child = event.params["sessionId"].as_str().unwrap_or_default().to_owned();
+                let frame = event.params["targetInfo"]["type"] == "iframe";
+                if frame {
+                    watch(&cdp, &child, false, &state);
+                }
+                let cdp = cdp.clone();
+                tokio::spawn(async move {
+                    if frame {
+                        let _ = enable_network(&cdp, &child).await;
+                        let _ = auto_attach(&cdp, &child).await;
+                    }
+                    let _ = cdp
+                        .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}), COMMAND_TIMEOUT)
+                        .await;
+                });
+            } else if event.method == "Target.detachedFromTarget" {
+                cdp.forget_session(event.params["sessionId"].as_str().unwrap_or_default());
+            }
+            state.lock().expect("page state lock").apply(&session, main, &event);
+        }
+    });
+}
+
+async fn enable_network(cdp: &Connection, session: &str) -> Result<Value, CdpError> {
+    let (total, resource) = NETWORK_BUFFERS;
+    cdp.call(
+        Some(session),
+        "Network.enable",
+        json!({"maxTotalBufferSize": total, "maxResourceBufferSize": resource}),
+        COMMAND_TIMEOUT,
+    )
+    .await
+}
+
+/// Attaches to the frames and workers below `session` as they appear, each
+/// paused until it is set up.
+async fn auto_attach(cdp: &Connection, session: &str) -> Result<Value, CdpError> {
+    cdp.call(
+        Some(session),
+        "Target.setAutoAttach",
+        json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+        COMMAND_TIMEOUT,
+    )
+    .await
+}
+
+async fn dispose(cdp: &Connection, context_id: &str) -> Result<Value, CdpError> {
+    cdp.call(
+        None,
+        "Target.disposeBrowserContext",
+        json!({"browserContextId": context_id}),
+        COMMAND_TIMEOUT,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(method: &str, params: Value) -> Event {
+        Event {
+            method: method.into(),
+            params,
+        }
+    }
+
+    #[test]
+    fn network_idle_waits_for_every_request_and_a_quiet_period() {
+        let mut state = PageState::default();
+        assert!(state.network_idle(QUIET_PERIOD), "nothing ever happened");
+        state.apply("P", true, &event("Network.requestWillBeSent", json!({"requestId": "1", "type": "Image"})));
+        assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
+        state.apply("P", true, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        assert!(state.network_idle(Duration::ZERO));
+        assert!(!state.network_idle(Duration::from_secs(60)), "not quiet long enough yet");
+        state.apply("P", true, &event("Network.requestWillBeSent", json!({"requestId": "2"})));
+        state.apply("P", true, &event("Network.loadingFailed", json!({"requestId": "2"})));
+        assert!(state.network_idle(Duration::ZERO), "a failed request is over too");
+    }
+
+    #[test]
+    fn main_documents_load_and_crashes_come_from_the_page_s_own_session_only() {
+        let mut state = PageState::default();
+        let document = |url: &str, status: u16| {
+            event(
+                "Network.responseReceived",
+                json!({"requestId": "L1", "type": "Document", "response": {"url": url, "status": status}}),
+            )
+        };
+        state.apply("F", false, &document("http://frame/", 404));
+        state.apply("F", false, &event("Page.loadEventFired", json!({})));
+        state.apply("F", false, &event("Inspector.targetCrashed", json!({})));
+        assert!(state.documents.is_empty() && !state.load_fired && !state.crashed);
+        state.apply("P", true, &document("http://page/", 200));
+        state.apply("P", true, &event("Page.loadEventFired", json!({})));
+        assert_eq!(state.documents["L1"], (200, "http://page/".to_owned()));
+        assert!(state.load_fired);
+        state.apply("P", true, &event("Inspector.targetCrashed", json!({})));
+        assert!(state.crashed);
+    }
+
+    #[test]
+    fn resources_remember_the_session_that_can_read_them_and_only_2xx_http_is_kept() {
+        let mut state = PageState::default();
+        let response = |id: &str, kind: &str, url: &str, status: u16| {
+            event(
+                "Network.responseReceived",
+                json!({"requestId": id, "type": kind, "response": {"url": url, "status": status, "mimeType": "image/png"}}),
+            )
+        };
+        state.apply("F", false, &response("1", "Image", "http://frame/a.png", 200));
+        state.apply("P", true, &response("2", "Image", "http://page/missing.png", 404));
+        state.apply("P", true, &response("3", "Image", "data:image/png;base64,AA", 200));
+        state.apply("P", true, &response("4", "Script", "http://page/app.js", 200));
+        assert_eq!(state.resources.len(), 1);
+        assert!(!state.resources["1"].finished);
+        state.apply("F", false, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        let kept = &state.resources["1"];
+        assert_eq!((kept.session.as_str(), kept.kind, kept.finished), ("F", "image", true));
+    }
+
+    #[test]
+    fn a_cross_site_frame_is_tracked_by_session_and_its_document_request_is_handed_over() {
+        let mut state = PageState::default();
+        // The parent sees the frame's document request start ...
+        state.apply(
+            "P",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "D", "type": "Document", "frameId": "FRAME1"}),
+            ),
+        );
+        assert!(!state.network_idle(Duration::ZERO));
+        // ... and the frame's own process finishes it.
+        let attached = |session: &str, target: &str, kind: &str| {
+            event(
+                "Target.attachedToTarget",
+                json!({"sessionId": session, "targetInfo": {"targetId": target, "type": kind}}),
+            )
+        };
+        state.apply("P", true, &attached("S1", "FRAME1", "iframe"));
+        assert!(state.network_idle(Duration::ZERO), "{:?}", state.in_flight);
+        state.apply("S1", false, &attached("S2", "FRAME2", "iframe"));
+        state.apply("P", true, &attached("W", "WORKER", "worker"));
+        assert_eq!(
+            state.frames,
+            [
+                Frame {
+                    session: "S1".into(),
+                    frame_id: "FRAME1".into(),
+                    parent_session: "P".into()
+                },
+                Frame {
+                    session: "S2".into(),
+                    frame_id: "FRAME2".into(),
+                    parent_session: "S1".into()
+                },
+            ],
+            "frames only, nested ones under their parent"
+        );
+        state.apply("S1", false, &event("Target.detachedFromTarget", json!({"sessionId": "S2"})));
+        assert_eq!(state.frames.len(), 1);
+    }
+}
