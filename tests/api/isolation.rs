@@ -91,10 +91,18 @@ impl Proc {
         };
         Some(Self {
             pid,
-            cmdline: split(&cmdline),
+            // Chromium's helpers rewrite their command line as one string
+            // of space-separated arguments.
+            cmdline: split(&cmdline)
+                .iter()
+                .flat_map(|a| a.split(' ').map(str::to_owned).collect::<Vec<_>>())
+                .collect(),
             status: std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?,
             environ: split(&environ),
-            user_ns: std::fs::read_link(format!("/proc/{pid}/ns/user")).ok()?.display().to_string(),
+            user_ns: std::fs::read_link(format!("/proc/{pid}/ns/user"))
+                .ok()?
+                .display()
+                .to_string(),
         })
     }
 
@@ -109,6 +117,53 @@ impl Proc {
 
     fn is_renderer(&self) -> bool {
         self.cmdline.iter().any(|a| a == "--type=renderer")
+    }
+
+    /// Searches every readable, writable mapping of the process (heap,
+    /// stacks, the environment block, anonymous memory) for `needle`;
+    /// answers whether it was found and how many bytes were searched.
+    fn memory_holds(&self, needle: &[u8]) -> (bool, usize) {
+        use std::io::{Read, Seek, SeekFrom};
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", self.pid)).unwrap_or_default();
+        let Ok(mut memory) = std::fs::File::open(format!("/proc/{}/mem", self.pid)) else {
+            return (false, 0);
+        };
+        let finder = memchr::memmem::Finder::new(needle);
+        let mut searched = 0;
+        let mut chunk = vec![0u8; 4 << 20];
+        for line in maps.lines() {
+            let mut fields = line.split_whitespace();
+            let (Some(range), Some(perms)) = (fields.next(), fields.next()) else {
+                continue;
+            };
+            if !perms.starts_with("rw") || line.ends_with("[vvar]") {
+                continue;
+            }
+            let Some((start, end)) = range.split_once('-') else {
+                continue;
+            };
+            let (Ok(start), Ok(end)) = (u64::from_str_radix(start, 16), u64::from_str_radix(end, 16)) else {
+                continue;
+            };
+            // Chunks overlap by the needle's length, so no match is split.
+            let mut at = start;
+            while at < end {
+                let len = ((end - at) as usize).min(chunk.len());
+                if memory.seek(SeekFrom::Start(at)).is_err() {
+                    break;
+                }
+                let Ok(n) = memory.read(&mut chunk[..len]) else { break };
+                if n == 0 {
+                    break;
+                }
+                searched += n;
+                if finder.find(&chunk[..n]).is_some() {
+                    return (true, searched);
+                }
+                at += (n.saturating_sub(needle.len())).max(1) as u64;
+            }
+        }
+        (false, searched)
     }
 
     /// Sockets this process holds that listen for TCP connections, read
@@ -141,7 +196,10 @@ impl Proc {
 }
 
 fn browser_processes(worker: &WorkerProcess) -> Vec<Proc> {
-    descendants_of(worker.pid()).into_iter().filter_map(Proc::read).collect()
+    descendants_of(worker.pid())
+        .into_iter()
+        .filter_map(Proc::read)
+        .collect()
 }
 
 fn renderers(worker: &WorkerProcess) -> usize {
@@ -154,7 +212,9 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
     let app = private_app(pool).await;
     let tenant = app.tenant().await;
     let sites = FramedSites::start(Duration::from_secs(4)).await;
-    let worker = WorkerProcess::start(&app, &sites.allow(), &[]);
+    // A secret no page or browser has any other reason to hold.
+    let aws_secret = format!("aws-secret-{}", uuid::Uuid::new_v4().simple());
+    let worker = WorkerProcess::start(&app, &sites.allow(), &[("AWS_SECRET_ACCESS_KEY", &aws_secret)]);
     let worker_ns = Proc::read(worker.pid()).unwrap().user_ns;
     let idle_renderers = renderers(&worker);
 
@@ -169,9 +229,27 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
         worker.log_text()
     );
     let processes = browser_processes(&worker);
+    // The browser process keeps its command line and environment block as
+    // started (its helpers write their titles over both): it shows what
+    // every browser process was started with.
+    let browser = processes
+        .iter()
+        .find(|p| {
+            p.cmdline.first().is_some_and(|c| c.ends_with("chromium"))
+                && !p.cmdline.iter().any(|a| a.starts_with("--type="))
+        })
+        .expect("the browser process");
+    let mut names: Vec<&str> = browser
+        .environ
+        .iter()
+        .map(|v| v.split('=').next().unwrap_or_default())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["HOME", "PATH", "TMPDIR"], "{:?}", browser.environ);
     assert!(
-        processes.iter().any(|p| p.cmdline.first().is_some_and(|c| c.contains("chromium"))),
-        "{processes:#?}"
+        browser.environ.iter().any(|v| v.starts_with("HOME=/tmp/chromium-")),
+        "HOME is the browser's own directory: {:?}",
+        browser.environ
     );
 
     // Site isolation: the page and each cross-site frame in a renderer of their own.
@@ -191,7 +269,13 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
             "--single-process",
             "--no-zygote",
         ] {
-            assert!(!line.contains(switch), "{switch} in {}: {line}", p.pid);
+            assert!(
+                !p.cmdline
+                    .iter()
+                    .any(|a| a == switch || a.starts_with(&format!("{switch}="))),
+                "{switch} in {}: {line}",
+                p.pid
+            );
         }
         if let Some(features) = p.cmdline.iter().find_map(|a| a.strip_prefix("--disable-features=")) {
             for feature in features.split(',') {
@@ -209,8 +293,8 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
             "{} runs as root: Uid {uids}: {line}",
             p.pid
         );
-        // An environment built from nothing.
-        assert!(!p.environ.is_empty(), "the environment of {} was read", p.pid);
+        // An environment built from nothing: no secret's name in the
+        // environment block, no secret anywhere in the process's memory.
         for variable in &p.environ {
             let name = variable.split('=').next().unwrap_or_default();
             assert!(
@@ -218,22 +302,23 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
                 "{} holds {name}",
                 p.pid
             );
-            assert!(!variable.contains(WEBHOOK_SECRET), "{} holds the webhook secret", p.pid);
         }
-        assert!(
-            p.environ
-                .iter()
-                .any(|v| v.starts_with("HOME=") && v.contains("capture-worker-chromium-")),
-            "HOME is the browser's own directory: {:?}",
-            p.environ
-        );
+        for secret in [WEBHOOK_SECRET, aws_secret.as_str()] {
+            let (found, searched) = p.memory_holds(secret.as_bytes());
+            assert!(searched > 0, "the memory of {} was searched: {line}", p.pid);
+            assert!(!found, "{} holds a secret of the worker in its memory: {line}", p.pid);
+        }
         // CDP over a pipe: nothing listens.
         assert_eq!(p.listening_tcp_sockets(), Vec::<String>::new(), "{}: {line}", p.pid);
     }
     // Every renderer under seccomp-BPF, in a user namespace of its own.
     for renderer in processes.iter().filter(|p| p.is_renderer()) {
         assert_eq!(renderer.status_field("Seccomp"), "2", "renderer {}", renderer.pid);
-        assert_ne!(renderer.user_ns, worker_ns, "renderer {} shares the worker's user namespace", renderer.pid);
+        assert_ne!(
+            renderer.user_ns, worker_ns,
+            "renderer {} shares the worker's user namespace",
+            renderer.pid
+        );
     }
 
     let import = app.finished(&tenant, &id, &worker).await;
@@ -295,12 +380,20 @@ async fn cross_site_frames_nested_ones_too_are_captured_under_their_iframe_in_pa
     };
     for (needle, src, outer_src) in [
         ("Frame text on site B", sites.b.url("/frame"), None),
-        ("Inner frame on site C", sites.c.url("/inner"), Some(sites.b.url("/frame"))),
+        (
+            "Inner frame on site C",
+            sites.c.url("/inner"),
+            Some(sites.b.url("/frame")),
+        ),
         ("Same-site frame text", "/same".to_owned(), None),
     ] {
         let (text, ancestors) = text_and_ancestors(nodes, needle);
         let iframe = iframe_with_src(&ancestors, &src);
-        assert_ne!(text["document"], Value::Null, "{needle}: a frame's document, not the page's");
+        assert_ne!(
+            text["document"],
+            Value::Null,
+            "{needle}: a frame's document, not the page's"
+        );
         let frame_box = rect(&iframe["box"]);
         let text_box = &text["textBoxes"][0];
         let line = rect(text_box);
@@ -310,7 +403,10 @@ async fn cross_site_frames_nested_ones_too_are_captured_under_their_iframe_in_pa
         );
         if let Some(outer_src) = outer_src {
             let outer = iframe_with_src(&ancestors, &outer_src);
-            assert!(inside(frame_box, rect(&outer["box"])), "the nested frame sits in its parent");
+            assert!(
+                inside(frame_box, rect(&outer["box"])),
+                "the nested frame sits in its parent"
+            );
         }
     }
     // The cross-site frame's content starts inside the border and padding
@@ -336,9 +432,7 @@ async fn a_refused_connection_fails_as_retryable_and_is_dispatched_again(pool: P
     // An address the egress rules let through, where nothing listens.
     let closed = SocketAddr::new(crate::helpers::capture::fresh_loopback().into(), 80);
     let worker = WorkerProcess::start(&app, &[closed], &[]);
-    let id = app
-        .import_url(&tenant, &format!("http://{}/", closed.ip()), None)
-        .await;
+    let id = app.import_url(&tenant, &format!("http://{}/", closed.ip()), None).await;
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(
         (import["status"].as_str(), import["attempt"].as_i64()),
@@ -374,17 +468,17 @@ fn forbid_user_namespaces(command: &mut std::process::Command) {
     const ERRNO: u32 = 0x0005_0000;
     let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
     let program = [
-        op(LD_ABS_W, 0, 0, 4),                  // 0: arch
-        op(JEQ, 0, 7, AUDIT_ARCH_X86_64),       // 1: other arch → allow (9)
-        op(LD_ABS_W, 0, 0, 0),                  // 2: syscall number
-        op(JEQ, 7, 0, 435),                     // 3: clone3 → ENOSYS (11)
-        op(JEQ, 2, 0, 56),                      // 4: clone → flags (7)
-        op(JEQ, 1, 0, 272),                     // 5: unshare → flags (7)
-        op(RET, 0, 0, ALLOW),                   // 6
-        op(LD_ABS_W, 0, 0, 16),                 // 7: args[0], low half
+        op(LD_ABS_W, 0, 0, 4),                      // 0: arch
+        op(JEQ, 0, 7, AUDIT_ARCH_X86_64),           // 1: other arch → allow (9)
+        op(LD_ABS_W, 0, 0, 0),                      // 2: syscall number
+        op(JEQ, 7, 0, 435),                         // 3: clone3 → ENOSYS (11)
+        op(JEQ, 2, 0, 56),                          // 4: clone → flags (7)
+        op(JEQ, 1, 0, 272),                         // 5: unshare → flags (7)
+        op(RET, 0, 0, ALLOW),                       // 6
+        op(LD_ABS_W, 0, 0, 16),                     // 7: args[0], low half
         op(JSET, 1, 0, libc::CLONE_NEWUSER as u32), // 8: → EPERM (10)
-        op(RET, 0, 0, ALLOW),                   // 9
-        op(RET, 0, 0, ERRNO | libc::EPERM as u32), // 10
+        op(RET, 0, 0, ALLOW),                       // 9
+        op(RET, 0, 0, ERRNO | libc::EPERM as u32),  // 10
         op(RET, 0, 0, ERRNO | libc::ENOSYS as u32), // 11
     ];
     // SAFETY: prctl with a filter program that lives until exec has copied

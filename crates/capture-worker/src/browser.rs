@@ -67,13 +67,16 @@ fn passes_to_browser(name: &str) -> bool {
 
 /// Chromium's environment: the variables that pass, and `HOME`/`TMPDIR` in
 /// its own throwaway directory.
-pub fn browser_env(worker_env: impl IntoIterator<Item = (OsString, OsString)>, home: &Path) -> Vec<(OsString, OsString)> {
+pub fn browser_env(
+    worker_env: impl IntoIterator<Item = (OsString, OsString)>,
+    home: &Path,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = worker_env
         .into_iter()
         .filter(|(name, _)| name.to_str().is_some_and(passes_to_browser))
         .collect();
     env.push(("HOME".into(), home.into()));
-    env.push(("TMPDIR".into(), home.join("tmp").into()));
+    env.push(("TMPDIR".into(), home.join("t").into()));
     env
 }
 
@@ -88,15 +91,20 @@ pub struct Browser {
 impl Browser {
     async fn launch(chromium: &Path, guard_proxy: &str, user: &BrowserUser) -> anyhow::Result<Self> {
         // Its own directory (profile, HOME, TMPDIR), owned by the user it runs as.
-        let home = std::env::temp_dir().join(format!("capture-worker-chromium-{}", uuid::Uuid::new_v4()));
+        // Short: Chromium's singleton socket lives below TMPDIR, and a Unix
+        // socket path has at most 107 bytes.
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let home = std::env::temp_dir().join(format!("chromium-{}", &id[..12]));
         let profile = home.join("profile");
         let as_root = nix::unistd::geteuid().is_root();
         {
             use std::os::unix::fs::DirBuilderExt;
             let mut builder = std::fs::DirBuilder::new();
             builder.mode(0o700).recursive(true);
-            for dir in [&home, &profile, &home.join("tmp")] {
-                builder.create(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for dir in [&home, &profile, &home.join("t")] {
+                builder
+                    .create(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
                 if as_root {
                     std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
                         .with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
@@ -172,10 +180,7 @@ impl Browser {
                 tracing::trace!(method = %event.method, "browser event");
             }
         });
-        let version = match cdp
-            .call(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT)
-            .await
-        {
+        let version = match cdp.call(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT).await {
             Ok(version) => version["product"].as_str().unwrap_or("unknown").to_owned(),
             Err(e) => {
                 kill_group(pid);
@@ -298,10 +303,9 @@ fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// Why a launch failed, from Chromium's last stderr lines: the last fatal or
 /// error message without its `[pid:tid:time:LEVEL:file(line)]` prefix.
 fn why(tail: &VecDeque<String>) -> String {
-    let line = tail
-        .iter()
-        .rev()
-        .find(|l| l.contains(":FATAL:") || l.contains(":ERROR:"))
+    let last = |pattern: &str| tail.iter().rev().find(|l| l.contains(pattern));
+    let line = last(":FATAL:")
+        .or_else(|| last(":ERROR:"))
         .or_else(|| tail.iter().rev().find(|l| !l.trim().is_empty()));
     match line {
         Some(line) => {
@@ -334,7 +338,10 @@ mod tests {
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let env = browser_env(worker, Path::new("/tmp/b"));
-        let names: Vec<_> = env.iter().map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap())).collect();
+        let names: Vec<_> = env
+            .iter()
+            .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+            .collect();
         assert_eq!(
             names,
             [
@@ -344,7 +351,7 @@ mod tests {
                 ("TZ", "UTC"),
                 ("FONTCONFIG_PATH", "/etc/fonts"),
                 ("HOME", "/tmp/b"),
-                ("TMPDIR", "/tmp/b/tmp"),
+                ("TMPDIR", "/tmp/b/t"),
             ]
         );
     }
@@ -353,7 +360,9 @@ mod tests {
     fn the_command_line_keeps_the_sandbox_and_site_isolation() {
         for arg in CHROMIUM_ARGS {
             assert_ne!(*arg, "--no-sandbox");
-            assert!(!arg.contains("site-isolation") && !arg.contains("site-per-process") && !arg.contains("IsolateOrigins"));
+            assert!(
+                !arg.contains("site-isolation") && !arg.contains("site-per-process") && !arg.contains("IsolateOrigins")
+            );
             assert!(!arg.starts_with("--remote-debugging-port"));
         }
     }
@@ -363,6 +372,7 @@ mod tests {
         let tail: VecDeque<String> = [
             "[1:1:1201/120000.000000:WARNING:x.cc(1)] something",
             "[1:1:1201/120000.000000:FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox!",
+            "[1201/120000.000000:ERROR:file_io_posix.cc:145] open /sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq: No such file or directory (2)",
             "",
         ]
         .map(String::from)

@@ -232,7 +232,10 @@ mod tests {
         let refused = EgressReport::default().with_upstream_failure("example.com:80", Upstream::Refused);
         // Chromium shows the proxy's empty 502 as its own error page.
         for (net_error, document) in [
-            (Some("net::ERR_HTTP_RESPONSE_CODE_FAILURE"), Some((502, "http://example.com/"))),
+            (
+                Some("net::ERR_HTTP_RESPONSE_CODE_FAILURE"),
+                Some((502, "http://example.com/")),
+            ),
             (None, Some((502, "http://example.com/"))),
         ] {
             let cause = failed(net_error, document, &refused).unwrap();
@@ -254,9 +257,16 @@ mod tests {
         let cause = failed(Some("net::ERR_TUNNEL_CONNECTION_FAILED"), None, &blocked).unwrap();
         assert_eq!((cause.reason(), cause.retryable()), ("blocked_address", false));
         let none = EgressReport::default();
-        let cause = failed(Some("net::ERR_HTTP_RESPONSE_CODE_FAILURE"), Some((404, "http://example.com/")), &none);
+        let cause = failed(
+            Some("net::ERR_HTTP_RESPONSE_CODE_FAILURE"),
+            Some((404, "http://example.com/")),
+            &none,
+        );
         assert_eq!(cause, Some(Cause::HttpStatus(404)));
-        assert_eq!(failed(None, Some((503, "http://example.com/")), &none), Some(Cause::HttpStatus(503)));
+        assert_eq!(
+            failed(None, Some((503, "http://example.com/")), &none),
+            Some(Cause::HttpStatus(503))
+        );
         let cause = failed(Some("net::ERR_CERT_DATE_INVALID"), None, &none).unwrap();
         assert_eq!((cause.reason(), cause.retryable()), ("navigation_failed", false));
     }

@@ -333,11 +333,16 @@ mod tests {
         assert_eq!(result, json!({"targetInfos": []}));
         assert_eq!(session_events.recv().await.unwrap().method, "Page.loadEventFired");
         let event = browser_events.recv().await.unwrap();
-        assert_eq!((event.method.as_str(), &event.params), ("Target.targetCreated", &json!({"x": 1})));
+        assert_eq!(
+            (event.method.as_str(), &event.params),
+            ("Target.targetCreated", &json!({"x": 1}))
+        );
 
         // The browser closing its end fails what waits.
         drop(browser.await.unwrap());
-        let closed = cdp.call(None, "Browser.getVersion", json!({}), Duration::from_secs(5)).await;
+        let closed = cdp
+            .call(None, "Browser.getVersion", json!({}), Duration::from_secs(5))
+            .await;
         assert!(matches!(closed, Err(CdpError::Closed)), "{closed:?}");
         assert!(cdp.is_closed());
     }

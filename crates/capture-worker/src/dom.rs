@@ -251,13 +251,17 @@ pub struct Owner {
 
 /// Where the content of a frame starts inside its owner's box: border and
 /// padding, from the owner's computed style.
-const CONTENT_INSET: [(&str, &str); 2] = [("border-left-width", "padding-left"), ("border-top-width", "padding-top")];
+const CONTENT_INSET: [(&str, &str); 2] = [
+    ("border-left-width", "padding-left"),
+    ("border-top-width", "padding-top"),
+];
 
 /// The manifest's `dom`: one flat node list of every part, in order. A
 /// same-process frame's document hangs below its owner through the
 /// snapshot's own `contentDocumentIndex`; a part's first document hangs
-/// below its [`Owner`], with every box of the part moved by the owner's
-/// content origin.
+/// below its [`Owner`]. Chromium gives each document's boxes in that
+/// document's own coordinates; every box is moved into the page's by the
+/// content origin of the element that holds its document.
 pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
     let mut nodes: Vec<Node<'s>> = Vec::new();
     let mut styles: Vec<Vec<&'s str>> = Vec::new();
@@ -276,7 +280,8 @@ pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
             Some((id, content_origin(&nodes[id], &styles)))
         });
         let offset = owner.map_or([0.0, 0.0], |(_, origin)| origin);
-        part.snapshot.append(&mut nodes, &mut styles, &mut style_ids, first_document, offset);
+        part.snapshot
+            .append(&mut nodes, &mut styles, &mut style_ids, first_document, offset);
         documents += part.snapshot.documents.len();
         if let (Some((owner_id, _)), true) = (owner, nodes.len() > first_node) {
             nodes[first_node].parent = Some(owner_id);
@@ -326,7 +331,12 @@ impl<'a> Snapshot<'a> {
     fn node_of_backend_id(&self, backend_node_id: i64) -> Option<usize> {
         let mut base = 0;
         for document in &self.documents {
-            if let Some(i) = document.nodes.backend_node_id.iter().position(|b| *b == backend_node_id) {
+            if let Some(i) = document
+                .nodes
+                .backend_node_id
+                .iter()
+                .position(|b| *b == backend_node_id)
+            {
                 return Some(base + i);
             }
             base += document.nodes.parent_index.len();
@@ -335,7 +345,8 @@ impl<'a> Snapshot<'a> {
     }
 
     /// Appends this snapshot's nodes, numbered after `nodes`, its documents
-    /// numbered from `first_document`, every box moved by `offset`.
+    /// numbered from `first_document`: the first document's boxes moved by
+    /// `offset`, each frame document's by its owner's content origin.
     fn append<'s>(
         &'s self,
         nodes: &mut Vec<Node<'s>>,
@@ -344,11 +355,18 @@ impl<'a> Snapshot<'a> {
         first_document: usize,
         offset: [f64; 2],
     ) {
-        let moved = |r: [f64; 4]| [r[0] + offset[0], r[1] + offset[1], r[2], r[3]];
         let mut first_id_of_document = Vec::with_capacity(self.documents.len());
         let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
 
         for (d, document) in self.documents.iter().enumerate() {
+            // A frame's document comes after the one holding its owner, whose
+            // box is in page coordinates by then: the frame's content starts
+            // at the owner's content origin.
+            let offset = match owner_of_document.get(&d) {
+                Some(owner) => content_origin(&nodes[*owner], styles),
+                None => offset,
+            };
+            let moved = |r: [f64; 4]| [r[0] + offset[0], r[1] + offset[1], r[2], r[3]];
             let base = nodes.len();
             first_id_of_document.push(base);
             let tree = &document.nodes;
@@ -543,7 +561,11 @@ mod tests {
         let dom = dom(&parts);
         assert_eq!(dom.nodes.len(), 4);
         let (frame_document, text) = (&dom.nodes[2], &dom.nodes[3]);
-        assert_eq!((frame_document.parent, frame_document.document), (Some(1), 1), "below the IFRAME");
+        assert_eq!(
+            (frame_document.parent, frame_document.document),
+            (Some(1), 1),
+            "below the IFRAME"
+        );
         assert_eq!((text.parent, text.document, text.value), (Some(2), 1, Some("in frame")));
         // The iframe's content starts at its box + 4px border + 6px padding.
         assert_eq!(text.layout_box, Some([110.0, 160.0, 50.0, 18.0]));

@@ -227,7 +227,11 @@ impl EgressReport {
     /// Why the proxy could not reach `url`'s server, when it could not.
     pub fn upstream_failure(&self, url: &str) -> Option<Upstream> {
         let authority = authority_of(url)?;
-        self.upstream.iter().rev().find(|f| f.authority == authority).map(|f| f.kind)
+        self.upstream
+            .iter()
+            .rev()
+            .find(|f| f.authority == authority)
+            .map(|f| f.kind)
     }
 
     /// The most recent server the proxy could not reach.
@@ -531,7 +535,10 @@ mod tests {
     #[tokio::test]
     async fn a_refused_connection_is_recorded_as_refused_not_as_the_proxy_s_502() {
         // A port with nothing listening on it, let through by the allow-list.
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
         let proxy = EgressProxy::start(Arc::new(EgressPolicy::new([closed])), u64::MAX)
             .await
             .unwrap();
@@ -542,7 +549,10 @@ mod tests {
         client.read_to_string(&mut answer).await.unwrap();
         assert!(answer.starts_with("HTTP/1.1 502"), "{answer}");
         let report = proxy.report();
-        assert_eq!(report.upstream_failure(&format!("http://{closed}/page")), Some(Upstream::Refused));
+        assert_eq!(
+            report.upstream_failure(&format!("http://{closed}/page")),
+            Some(Upstream::Refused)
+        );
         assert_eq!(report.last_upstream_failure(), Some(Upstream::Refused));
         assert!(report.blocked.is_empty(), "not a blocked request: {:?}", report.blocked);
         assert_eq!(report.upstream_failure("http://127.0.0.1:1/"), None);

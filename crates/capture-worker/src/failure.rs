@@ -214,7 +214,13 @@ mod tests {
             (Cause::BrowserCrashed, "browser_crashed", true),
             (Cause::BrowserTimeout, "browser_timeout", true),
             (Cause::BrowserUnavailable, "browser_unavailable", true),
-            (Cause::NetworkError { code: code("net::ERR_NETWORK_CHANGED") }, "network_error", true),
+            (
+                Cause::NetworkError {
+                    code: code("net::ERR_NETWORK_CHANGED"),
+                },
+                "network_error",
+                true,
+            ),
             (Cause::InternalError, "internal_error", true),
             // Final: any other status ≥ 400, a blocked address, ready_timeout, a page too large.
             (Cause::HttpStatus(400), "http_status", false),
@@ -226,7 +232,13 @@ mod tests {
             (Cause::ReadyTimeout { secs: 15 }, "ready_timeout", false),
             (Cause::PageTooLarge { mib: 50 }, "page_too_large", false),
             (Cause::InvalidSource, "invalid_source", false),
-            (Cause::NavigationFailed { code: code("net::ERR_CERT_DATE_INVALID") }, "navigation_failed", false),
+            (
+                Cause::NavigationFailed {
+                    code: code("net::ERR_CERT_DATE_INVALID"),
+                },
+                "navigation_failed",
+                false,
+            ),
             (Cause::CaptureError, "capture_error", false),
         ];
         for (cause, reason, retryable) in table {

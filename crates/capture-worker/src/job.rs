@@ -22,8 +22,8 @@ use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
 use crate::capture::{self, CaptureSettings, Captured};
 use crate::dom::{self, Dom, Part, Snapshot};
-use crate::failure::{Cause, Failure};
 use crate::egress::EgressPolicy;
+use crate::failure::{Cause, Failure};
 use crate::manifest::{self, AssetInfo, FailureRecord, Manifest};
 
 pub struct Worker {

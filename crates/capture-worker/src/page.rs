@@ -126,7 +126,8 @@ impl PageState {
                 // The frame's own process finishes loading its document and
                 // reports it in the frame's session: the request the parent
                 // saw start is no longer the parent's to wait for.
-                self.in_flight.retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
+                self.in_flight
+                    .retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
                 self.frames.push(Frame {
                     session: p["sessionId"].as_str().unwrap_or_default().to_owned(),
                     frame_id,
@@ -268,12 +269,13 @@ impl Page {
 
     /// Navigates and waits for the load event, all within `timeout`.
     pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Navigation, Failure> {
-        let timed_out = || Failure::from(Cause::NavigationTimeout { secs: timeout.as_secs() });
+        let timed_out = || {
+            Failure::from(Cause::NavigationTimeout {
+                secs: timeout.as_secs(),
+            })
+        };
         let deadline = Instant::now() + timeout;
-        let navigated = match self
-            .call_within("Page.navigate", json!({"url": url}), timeout)
-            .await
-        {
+        let navigated = match self.call_within("Page.navigate", json!({"url": url}), timeout).await {
             Err(CdpError::Timeout { .. }) => return Err(timed_out()),
             other => other?,
         };
@@ -573,7 +575,12 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                         let _ = auto_attach(&cdp, &child).await;
                     }
                     let _ = cdp
-                        .call(Some(&child), "Runtime.runIfWaitingForDebugger", json!({}), COMMAND_TIMEOUT)
+                        .call(
+                            Some(&child),
+                            "Runtime.runIfWaitingForDebugger",
+                            json!({}),
+                            COMMAND_TIMEOUT,
+                        )
                         .await;
                 });
             } else if event.method == "Target.detachedFromTarget" {
@@ -632,12 +639,23 @@ mod tests {
     fn network_idle_waits_for_every_request_and_a_quiet_period() {
         let mut state = PageState::default();
         assert!(state.network_idle(QUIET_PERIOD), "nothing ever happened");
-        state.apply("P", true, &event("Network.requestWillBeSent", json!({"requestId": "1", "type": "Image"})));
+        state.apply(
+            "P",
+            true,
+            &event("Network.requestWillBeSent", json!({"requestId": "1", "type": "Image"})),
+        );
         assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
         state.apply("P", true, &event("Network.loadingFinished", json!({"requestId": "1"})));
         assert!(state.network_idle(Duration::ZERO));
-        assert!(!state.network_idle(Duration::from_secs(60)), "not quiet long enough yet");
-        state.apply("P", true, &event("Network.requestWillBeSent", json!({"requestId": "2"})));
+        assert!(
+            !state.network_idle(Duration::from_secs(60)),
+            "not quiet long enough yet"
+        );
+        state.apply(
+            "P",
+            true,
+            &event("Network.requestWillBeSent", json!({"requestId": "2"})),
+        );
         state.apply("P", true, &event("Network.loadingFailed", json!({"requestId": "2"})));
         assert!(state.network_idle(Duration::ZERO), "a failed request is over too");
     }
@@ -723,7 +741,11 @@ mod tests {
             ],
             "frames only, nested ones under their parent"
         );
-        state.apply("S1", false, &event("Target.detachedFromTarget", json!({"sessionId": "S2"})));
+        state.apply(
+            "S1",
+            false,
+            &event("Target.detachedFromTarget", json!({"sessionId": "S2"})),
+        );
         assert_eq!(state.frames.len(), 1);
     }
 }
