@@ -188,6 +188,11 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
         metrics.contains(r#"worker_captures_total{outcome="completed"} 1"#),
         "{metrics}"
     );
+    let browser = manifest["worker"]["browser"].as_str().unwrap();
+    assert!(
+        metrics.contains(&format!(r#"worker_browser_info{{version="{browser}"}} 1"#)),
+        "the running browser's version: {metrics}"
+    );
 
     // The user downloads the real PNG through the presigned link.
     let redirect = app.get(&format!("/page-imports/{id}/screenshot"), &tenant.token).await;
