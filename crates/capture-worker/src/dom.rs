@@ -545,20 +545,24 @@ mod tests {
             crate::cdp::Reply::from_text(page.to_string()),
             crate::cdp::Reply::from_text(frame.to_string()),
         );
-        let parts = [
-            Part {
-                snapshot: Snapshot::parse(&page).unwrap(),
-                owner: None,
-            },
-            Part {
-                snapshot: Snapshot::parse(&frame).unwrap(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 42,
-                }),
-            },
-        ];
-        let dom = dom(&parts);
+        // The page, and the frame whose owner has this backend node id.
+        let parts = |owner: i64| {
+            [
+                Part {
+                    snapshot: Snapshot::parse(&page).unwrap(),
+                    owner: None,
+                },
+                Part {
+                    snapshot: Snapshot::parse(&frame).unwrap(),
+                    owner: Some(Owner {
+                        part: 0,
+                        backend_node_id: owner,
+                    }),
+                },
+            ]
+        };
+        let stitched = parts(42);
+        let dom = dom(&stitched);
         assert_eq!(dom.nodes.len(), 4);
         let (frame_document, text) = (&dom.nodes[2], &dom.nodes[3]);
         assert_eq!(
@@ -573,19 +577,7 @@ mod tests {
         assert_eq!(dom.styles.len(), 2, "one style table for both parts");
 
         // An owner that is not in the earlier part: the frame stays a root.
-        let orphan = [
-            Part {
-                snapshot: Snapshot::parse(&page).unwrap(),
-                owner: None,
-            },
-            Part {
-                snapshot: Snapshot::parse(&frame).unwrap(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 7,
-                }),
-            },
-        ];
+        let orphan = parts(7);
         let dom = super::dom(&orphan);
         assert_eq!(dom.nodes[2].parent, None);
         assert_eq!(dom.nodes[3].layout_box, Some([0.0, 0.0, 50.0, 18.0]));
