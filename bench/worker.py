@@ -4,21 +4,30 @@ Run by `bench/run --only W` inside the throwaway stack (moto for SQS and S3).
 The worker binary runs as it does in production; jobs go straight onto the
 queue (no service in the way) and a small HTTP server on loopback answers
 the signed callbacks with 200 and notes when each arrived. Pages of about
-100, 2 000 and 25 000 DOM nodes are served from loopback.
+100, 2 000 and 25 000 DOM nodes are served from loopback, plus the 100-node
+page with two cross-origin iframes (each a 100-node page of its own on another
+loopback address, 127.0.0.3 and 127.0.0.4, so each frame is a different site).
 
 For each page size, side by side in one run:
 - capture time: message sent → callback received, worker warm (one browser
   kept running), medians of `--runs`;
 - the floor: `chromium --headless --screenshot` of the same page at the same
   window size and scale (a cold browser each time: that is what the command
-  does);
-- manifest bytes per DOM node.
+  does), once with `--no-sandbox` as the caller (as measured before the
+  worker's browser was sandboxed) and once sandboxed as `nobody`, the way the
+  worker now runs Chromium;
+- manifest bytes per DOM node;
+- peak PSS of the worker plus Chromium while that page was being captured,
+  the most Chromium processes (and renderers) alive at once, and how many
+  distinct renderer processes were seen over its captures (sampled every
+  100 ms, like the PSS).
 Then captures per minute at WORKER_CONCURRENCY 1 and 2, peak PSS of the
 worker plus Chromium per concurrent capture, and the worker's own peak RSS.
 Reports numbers; asserts nothing.
 """
 
 import argparse
+import collections
 import http.server
 import json
 import os
@@ -48,9 +57,10 @@ def aws(service):
                         aws_access_key_id="test", aws_secret_access_key="test")
 
 
-def page(nodes):
+def page(nodes, top=""):
     """An HTML page of about `nodes` DOM nodes: cards of a heading, a
-    paragraph with a link and a list, with a few distinct styles."""
+    paragraph with a link and a list, with a few distinct styles. `top` is
+    HTML put before the cards."""
     per_card = 12
     cards = max(1, nodes // per_card)
     body = []
@@ -61,19 +71,24 @@ def page(nodes):
             f'<ul><li>one</li><li>two</li></ul></div>')
     css = "".join(f".c{k} {{ color: rgb({k * 30}, 40, 90); margin: {k}px; }}" for k in range(7))
     return (f"<!doctype html><html><head><title>{nodes} nodes</title><style>body {{ font-family: sans-serif; }}"
-            f".card {{ padding: 8px; border: 1px solid #ccc; }} {css}</style></head><body>"
+            f".card {{ padding: 8px; border: 1px solid #ccc; }} {css}</style></head><body>" + top
             + "".join(body) + "</body></html>").encode()
 
 
 class Site:
-    """Static pages on 127.0.0.1:<free port> (the worker reaches it through
-    EGRESS_ALLOW; jobs here never pass the service's source URL rules)."""
+    """Static pages on <host>:<free port>, 127.0.0.1 unless told (the worker
+    reaches it through EGRESS_ALLOW; jobs here never pass the service's source
+    URL rules). Counts the requests it answers."""
 
-    def __init__(self, pages):
+    def __init__(self, pages, host="127.0.0.1"):
         pages = dict(pages)
+        self.host = host
+        self.hits = 0
+        site = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
+                site.hits += 1
                 body = pages.get(self.path)
                 self.send_response(200 if body else 404)
                 self.send_header("content-type", "text/html; charset=utf-8")
@@ -84,12 +99,13 @@ class Site:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
         self.port = self.server.server_address[1]
+        self.addr = f"{host}:{self.port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.addr}{path}"
 
 
 class Callbacks:
@@ -158,6 +174,14 @@ def tree(root):
     return out
 
 
+def is_renderer(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"--type=renderer" in f.read()
+    except OSError:
+        return False
+
+
 def peak_rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -167,24 +191,45 @@ def peak_rss_kib(pid):
 
 
 class Worker:
-    def __init__(self, binary, queue_url, site_port, concurrency):
+    def __init__(self, binary, queue_url, allow, concurrency):
         env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
         env.update({
             "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
-            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": f"127.0.0.1:{site_port}",
+            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow),
             "WORKER_CONCURRENCY": str(concurrency), "RUST_LOG": "warn", "CHROMIUM_PATH": CHROMIUM,
         })
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)
         self.peak_pss = 0
+        self.window = None
         self.sampling = True
         threading.Thread(target=self._sample, daemon=True).start()
         time.sleep(2)  # the browser starts warm
 
     def _sample(self):
         while self.sampling:
-            self.peak_pss = max(self.peak_pss, pss_kib(tree(self.proc.pid)))
+            pids = tree(self.proc.pid)
+            pss = pss_kib(pids)
+            self.peak_pss = max(self.peak_pss, pss)
+            window = self.window
+            if window is not None:
+                renderers = [p for p in pids if is_renderer(p)]
+                window["seen"].update(renderers)
+                window["pss"] = max(window["pss"], pss)
+                # every process under the worker is Chromium's
+                window["procs"] = max(window["procs"], len(pids) - 1)
+                window["renderers"] = max(window["renderers"], len(renderers))
             time.sleep(0.1)
+
+    def watch(self):
+        """Starts a window: peak PSS, the most Chromium processes and
+        renderers alive at once, and every renderer seen until `unwatch`."""
+        self.window = {"pss": 0, "procs": 0, "renderers": 0, "seen": set()}
+
+    def unwatch(self):
+        time.sleep(0.15)  # one more sample
+        window, self.window = self.window, None
+        return window
 
     def stop(self):
         self.sampling = False
@@ -216,15 +261,30 @@ def capture(sqs, queue_url, callbacks, url):
     return pid, arrived - sent
 
 
-def floor(url):
-    with tempfile.TemporaryDirectory() as profile, tempfile.TemporaryDirectory() as out:
+def floor(url, sandboxed):
+    """`chromium --headless --screenshot` of `url`. Sandboxed: as `nobody`
+    (Chromium cannot sandbox as root) with its own directory, the way the
+    worker runs it; else as before, `--no-sandbox` as whoever runs this."""
+    with tempfile.TemporaryDirectory() as home:
+        profile, out = f"{home}/profile", f"{home}/out"
+        os.makedirs(profile)
+        os.makedirs(out)
+        command = [CHROMIUM, "--headless", "--disable-gpu", "--disable-dev-shm-usage",
+                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                   "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
+                   f"--window-size={WIDTH},{HEIGHT}", f"--force-device-scale-factor={SCALE}",
+                   f"--screenshot={out}/floor.png", url]
+        env = None
+        if sandboxed:
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home}
+            if os.geteuid() == 0:
+                for d in (home, profile, out):
+                    os.chown(d, 65534, 65534)
+                command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        else:
+            command.insert(2, "--no-sandbox")
         started = time.monotonic()
-        subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                        "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
-                        f"--window-size={WIDTH},{HEIGHT}", f"--force-device-scale-factor={SCALE}",
-                        f"--screenshot={out}/floor.png", url],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(command, check=True, capture_output=True, timeout=120, env=env)
         return time.monotonic() - started
 
 
@@ -237,31 +297,54 @@ def main():
     runs = 1 if args.smoke else args.runs
     sizes = [100] if args.smoke else [100, 2000, 25000]
     sqs, s3 = aws("sqs"), aws("s3")
-    site = Site({f"/{n}": page(n) for n in sizes})
+    # Two more sites, one frame page each: other loopback addresses, free ports.
+    frame_sites = [Site({"/frame": page(100)}, host) for host in ("127.0.0.3", "127.0.0.4")]
+    frames = "".join(f'<iframe src="{fs.url("/frame")}" width="600" height="400"></iframe>' for fs in frame_sites)
+    site = Site({**{f"/{n}": page(n) for n in sizes}, "/iframes": page(100, f"<div>{frames}</div>")})
+    allow = [site.addr] + [fs.addr for fs in frame_sites]
     callbacks = Callbacks()
+    # (label, path): the iframe page right after the small page it extends,
+    # before the big pages leave Chromium's memory high.
+    pages = [(str(n), f"/{n}") for n in sizes]
+    pages.insert(1, ("2 cross-origin iframes: 100 + 2×100", "/iframes"))
 
     print("\n## W: capture worker vs `chromium --headless --screenshot`\n")
     print(f"Viewport {WIDTH}×{HEIGHT} at scale {SCALE}; medians of {runs} runs; worker warm, floor cold by nature.\n")
-    print("| page (DOM nodes) | worker: message → callback | floor: chromium --screenshot | worker / floor | manifest bytes | bytes per node |")
-    print("|---|---|---|---|---|---|")
+    print("| page (DOM nodes) | worker: message → callback | floor: chromium --screenshot --no-sandbox | worker / floor "
+          "| floor, sandboxed as nobody | worker / sandboxed floor "
+          "| manifest bytes | bytes per node | peak PSS while capturing | Chromium processes (renderers), most at once "
+          "| renderer processes seen |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-    worker = Worker(args.bin, queue_url, site.port, 1)
+    worker = Worker(args.bin, queue_url, allow, 1)
     peak_single = 0
-    for n in sizes:
-        url = site.url(f"/{n}")
+    for label, path in pages:
+        url = site.url(path)
+        frame_hits = [fs.hits for fs in frame_sites]
+        worker.watch()
         capture(sqs, queue_url, callbacks, url)  # warm-up: first use of this page
         times, manifest_bytes, node_count = [], 0, 0
         for _ in range(runs):
             pid, seconds = capture(sqs, queue_url, callbacks, url)
             times.append(seconds)
+        seen = worker.unwatch()
         raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
         manifest = json.loads(raw)
         manifest_bytes, node_count = len(raw), len(manifest["dom"]["nodes"])
-        log(f"{n} nodes: worker timings of the last run (ms since start) {manifest['timings']}")
-        floors = [floor(url) for _ in range(runs)]
-        w, f = statistics.median(times), statistics.median(floors)
-        print(f"| {n} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {manifest_bytes:,} | {manifest_bytes / node_count:.0f} |")
-        log(f"{n} nodes: worker {[round(t, 2) for t in times]} floor {[round(t, 2) for t in floors]}")
+        log(f"{label}: worker timings of the last run (ms since start) {manifest['timings']}")
+        if path == "/iframes":
+            log(f"{label}: frame sites answered {[fs.hits - h for fs, h in zip(frame_sites, frame_hits)]} requests "
+                f"over {runs + 1} captures; blocked requests in the last manifest: {manifest.get('blockedRequests')}; "
+                f"<iframe> nodes {sum(1 for d in manifest['dom']['nodes'] if d['name'].upper() == 'IFRAME')}, "
+                f"nodes per document {collections.Counter(d.get('document', 0) for d in manifest['dom']['nodes'])}")
+        floors = [floor(url, sandboxed=False) for _ in range(runs)]
+        sandboxed_floors = [floor(url, sandboxed=True) for _ in range(runs)]
+        w, f, fs = statistics.median(times), statistics.median(floors), statistics.median(sandboxed_floors)
+        print(f"| {label} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {fs:.2f} s | {w / fs:.2f}× | {manifest_bytes:,} "
+              f"| {manifest_bytes / node_count:.0f} | {seen['pss'] / 1024:.0f} MiB | {seen['procs']} ({seen['renderers']}) "
+              f"| {len(seen['seen'])} over {runs + 1} captures |")
+        log(f"{label}: worker {[round(t, 2) for t in times]} floor {[round(t, 2) for t in floors]} "
+            f"sandboxed floor {[round(t, 2) for t in sandboxed_floors]}")
     peak_single = worker.peak_pss
     worker_rss_single = worker.stop()
 
@@ -272,7 +355,7 @@ def main():
     print("|---|---|---|---|---|")
     for concurrency in (1, 2):
         queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-        worker = Worker(args.bin, queue_url, site.port, concurrency)
+        worker = Worker(args.bin, queue_url, allow, concurrency)
         capture(sqs, queue_url, callbacks, tput_page)
         jobs = [job(queue_url, tput_page, callbacks.url) for _ in range(count)]
         started = time.monotonic()
