@@ -343,6 +343,25 @@ async fn private_addresses_are_unreachable_from_the_page_under_every_spelling(po
             .all(|b| b["reason"].as_str().unwrap().contains("non-public")),
         "{blocked:?}"
     );
+    // Blocked frames are left empty: none of Chromium's error pages is
+    // captured as the page's content.
+    let nodes = manifest["dom"]["nodes"].as_array().unwrap();
+    let texts: Vec<&str> = nodes.iter().filter_map(|n| n["value"].as_str()).collect();
+    assert!(
+        texts.iter().any(|t| t.contains("Reaching out")),
+        "the page itself was captured"
+    );
+    let frame_texts: Vec<&str> = nodes
+        .iter()
+        .filter(|n| n["document"].as_u64().is_some_and(|d| d > 0))
+        .filter_map(|n| n["value"].as_str())
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    assert!(
+        nodes.iter().any(|n| n["document"].as_u64().is_some_and(|d| d > 0)),
+        "the frames' documents are in the manifest"
+    );
+    assert_eq!(frame_texts, Vec::<&str>::new(), "a blocked frame holds no text");
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

@@ -152,6 +152,8 @@ struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct DocumentSnapshot {
+    #[serde(rename = "documentURL", default)]
+    document_url: Option<i32>,
     nodes: NodeTree,
     layout: LayoutTree,
     text_boxes: TextBoxes,
@@ -273,6 +275,16 @@ pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
         let first_node = nodes.len();
         let first_document = documents;
         part_base.push((first_node, first_document));
+        // A frame the egress rules blocked (or that failed) shows Chromium's
+        // error page: it is left empty.
+        if part
+            .snapshot
+            .documents
+            .first()
+            .is_some_and(|d| part.snapshot.is_error_page(d))
+        {
+            continue;
+        }
         let owner = part.owner.and_then(|owner| {
             let (base, _) = *part_base.get(owner.part)?;
             let earlier = &parts.get(owner.part)?.snapshot;
@@ -326,6 +338,14 @@ impl<'a> Snapshot<'a> {
             .map(|s| s.0.as_ref())
     }
 
+    /// Chromium's own error page (a blocked or failed frame), not content.
+    fn is_error_page(&self, document: &DocumentSnapshot) -> bool {
+        document
+            .document_url
+            .and_then(|url| self.string(url))
+            .is_some_and(|url| url.starts_with("chrome-error:"))
+    }
+
     /// The index (within this snapshot's node list) of the node with this
     /// backend node id.
     fn node_of_backend_id(&self, backend_node_id: i64) -> Option<usize> {
@@ -359,6 +379,10 @@ impl<'a> Snapshot<'a> {
         let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
 
         for (d, document) in self.documents.iter().enumerate() {
+            if self.is_error_page(document) {
+                first_id_of_document.push(usize::MAX);
+                continue;
+            }
             // A frame's document comes after the one holding its owner, whose
             // box is in page coordinates by then: the frame's content starts
             // at the owner's content origin.
@@ -577,6 +601,26 @@ mod tests {
         assert_eq!(dom.styles.len(), 2, "one style table for both parts");
 
         // An owner that is not in the earlier part: the frame stays a root.
+        // A frame that shows Chromium's error page is left empty.
+        let error = json!({"id": 3, "result": {"strings": ["#document", "chrome-error://chromewebdata/", "#text", "This site can't be reached"],
+            "documents": [{"documentURL": 1,
+                "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 3], "nodeName": [0, 2], "nodeValue": [-1, 3]}}]}});
+        let error = crate::cdp::Reply::from_text(error.to_string());
+        let with_error = [
+            Part {
+                snapshot: Snapshot::parse(&page).unwrap(),
+                owner: None,
+            },
+            Part {
+                snapshot: Snapshot::parse(&error).unwrap(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 42,
+                }),
+            },
+        ];
+        assert_eq!(super::dom(&with_error).nodes.len(), 2, "only the page's nodes");
+
         let orphan = parts(7);
         let dom = super::dom(&orphan);
         assert_eq!(dom.nodes[2].parent, None);
