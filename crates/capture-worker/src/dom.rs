@@ -604,7 +604,8 @@ mod tests {
         // A frame that shows Chromium's error page is left empty.
         let error = json!({"id": 3, "result": {"strings": ["#document", "chrome-error://chromewebdata/", "#text", "This site can't be reached"],
             "documents": [{"documentURL": 1,
-                "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 3], "nodeName": [0, 2], "nodeValue": [-1, 3]}}]}});
+                "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 3], "nodeName": [0, 2], "nodeValue": [-1, 3]},
+                "layout": {}, "textBoxes": {}}]}});
         let error = crate::cdp::Reply::from_text(error.to_string());
         let with_error = [
             Part {
