@@ -53,14 +53,10 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-async fn private_app(pool: PgPool) -> TestApp {
-    TestApp::spawn_with_env(pool, vec![("ALLOW_PRIVATE_SOURCE_URLS", "true".into())]).await
-}
-
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(styled_site_pages()).await;
     let health = std::net::TcpListener::bind("127.0.0.1:0")
@@ -211,7 +207,7 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_ready_selector_that_appears_late_is_waited_for_and_one_that_never_does_fails(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![(
         "/",
@@ -251,7 +247,7 @@ async fn a_ready_selector_that_appears_late_is_waited_for_and_one_that_never_doe
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_page_answering_404_fails_and_is_not_retryable(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![("/gone", Page::html("<h1>Not here</h1>").status(404))]).await;
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
@@ -273,7 +269,7 @@ async fn a_page_answering_404_fails_and_is_not_retryable(pool: PgPool) {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn private_addresses_are_unreachable_from_the_page_under_every_spelling(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     // Listeners on the addresses the page reaches for: 127.0.0.1:80 (what
     // `localhost` and the numeric spellings mean), [::1]:80, and another
@@ -367,7 +363,7 @@ async fn private_addresses_are_unreachable_from_the_page_under_every_spelling(po
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_private_source_the_worker_may_not_reach_fails_before_navigation(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![("/", Page::html("<p>private</p>"))]).await;
     // The service accepts the private URL (development setting), but the
@@ -388,7 +384,7 @@ async fn a_private_source_the_worker_may_not_reach_fails_before_navigation(pool:
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_replay(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![("/", Page::html("<h1>Twice</h1>"))]).await;
     // Hold the message before the worker runs, to send it again afterwards.
@@ -446,7 +442,7 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_browser_killed_mid_capture_is_retried_as_the_next_attempt_and_the_worker_keeps_serving(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![
         ("/slow", Page::html("<img src='/slow.png'>")),
@@ -522,7 +518,7 @@ async fn a_browser_killed_mid_capture_is_retried_as_the_next_attempt_and_the_wor
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn sigterm_lets_the_capture_in_flight_finish_and_leaves_no_browser_process(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![
         ("/", Page::html("<img src='/slow.png'><h1>slow</h1>")),
@@ -566,7 +562,7 @@ async fn the_worker_never_touches_the_database(pool: PgPool) {
 
     // Its environment: handed a DATABASE_URL, it still never connects.
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(vec![("/", Page::html("<h1>db?</h1>"))]).await;
     let database = Tripwire::bind(&["127.0.0.1:0".parse().unwrap()]).await;

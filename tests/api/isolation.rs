@@ -14,10 +14,6 @@ use sqlx::PgPool;
 use crate::helpers::capture::{descendants_of, Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::{eventually, TestApp, WEBHOOK_SECRET};
 
-async fn private_app(pool: PgPool) -> TestApp {
-    TestApp::spawn_with_env(pool, vec![("ALLOW_PRIVATE_SOURCE_URLS", "true".into())]).await
-}
-
 /// A page on `a` holding a cross-site frame on `b`, which holds one on `c`,
 /// and a same-site frame; `slow` is a resource of the page that answers late.
 struct FramedSites {
@@ -209,7 +205,7 @@ fn renderers(worker: &WorkerProcess) -> usize {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_ports(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let sites = FramedSites::start(Duration::from_secs(4)).await;
     // A secret no page or browser has any other reason to hold.
@@ -356,7 +352,7 @@ fn inside(inner: [f64; 4], outer: [f64; 4]) -> bool {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn cross_site_frames_nested_ones_too_are_captured_under_their_iframe_in_page_coordinates(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let sites = FramedSites::start(Duration::ZERO).await;
     let worker = WorkerProcess::start(&app, &sites.allow(), &[]);
@@ -503,7 +499,7 @@ fn forbid_user_namespaces(command: &mut std::process::Command) {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn without_user_namespaces_the_worker_stops_at_start_up_and_never_runs_chromium_unsandboxed(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let app = private_app(pool).await;
+    let app = TestApp::private(pool).await;
     let mut command = WorkerProcess::command(&app, &[], &[]);
     forbid_user_namespaces(&mut command);
     let (child, log) = crate::helpers::process::spawn_logged(&mut command, "capture-worker");

@@ -138,7 +138,7 @@ fn is_zero(n: &usize) -> bool {
 
 /// The parts of `DOMSnapshot.captureSnapshot`'s result the manifest uses,
 /// in compact types: a 25 000-node page is tens of MiB as `serde_json::Value`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 pub struct Snapshot<'a> {
     #[serde(borrow)]
     strings: Vec<Str<'a>>,
@@ -268,34 +268,38 @@ pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
     let mut nodes: Vec<Node<'s>> = Vec::new();
     let mut styles: Vec<Vec<&'s str>> = Vec::new();
     let mut style_ids: HashMap<&'s [i32], usize> = HashMap::new();
-    // Per part: the first node id and the first document index.
-    let mut part_base: Vec<(usize, usize)> = Vec::with_capacity(parts.len());
+    // Per part: its first node id, when it was placed.
+    let mut placed: Vec<Option<usize>> = Vec::with_capacity(parts.len());
     let mut documents = 0;
     for part in parts {
         let first_node = nodes.len();
-        let first_document = documents;
-        part_base.push((first_node, first_document));
-        // A frame the egress rules blocked (or that failed) shows Chromium's
-        // error page: it is left empty.
-        if part
+        // Where the part hangs: the page at the origin, a frame below its
+        // owner's content box. A frame showing Chromium's error page (the
+        // egress rules blocked it, or it failed), or whose owner is not in
+        // a placed part, is left empty.
+        let error_page = part
             .snapshot
             .documents
             .first()
-            .is_some_and(|d| part.snapshot.is_error_page(d))
-        {
+            .is_some_and(|d| part.snapshot.is_error_page(d));
+        let place = match part.owner {
+            _ if error_page => None,
+            None => Some((None, [0.0, 0.0])),
+            Some(owner) => (|| {
+                let base = (*placed.get(owner.part)?)?;
+                let id = parts[owner.part].snapshot.node_of_backend_id(owner.backend_node_id)? + base;
+                Some((Some(id), content_origin(nodes.get(id)?, &styles)))
+            })(),
+        };
+        let Some((owner_id, offset)) = place else {
+            placed.push(None);
             continue;
-        }
-        let owner = part.owner.and_then(|owner| {
-            let (base, _) = *part_base.get(owner.part)?;
-            let earlier = &parts.get(owner.part)?.snapshot;
-            let id = earlier.node_of_backend_id(owner.backend_node_id)? + base;
-            Some((id, content_origin(&nodes[id], &styles)))
-        });
-        let offset = owner.map_or([0.0, 0.0], |(_, origin)| origin);
+        };
+        placed.push(Some(first_node));
         part.snapshot
-            .append(&mut nodes, &mut styles, &mut style_ids, first_document, offset);
+            .append(&mut nodes, &mut styles, &mut style_ids, documents, offset);
         documents += part.snapshot.documents.len();
-        if let (Some((owner_id, _)), true) = (owner, nodes.len() > first_node) {
+        if let (Some(owner_id), true) = (owner_id, nodes.len() > first_node) {
             nodes[first_node].parent = Some(owner_id);
         }
     }
@@ -350,7 +354,8 @@ impl<'a> Snapshot<'a> {
     /// backend node id.
     fn node_of_backend_id(&self, backend_node_id: i64) -> Option<usize> {
         let mut base = 0;
-        for document in &self.documents {
+        // Counted as `append` numbers them: error pages have no nodes.
+        for document in self.documents.iter().filter(|d| !self.is_error_page(d)) {
             if let Some(i) = document
                 .nodes
                 .backend_node_id
@@ -600,7 +605,6 @@ mod tests {
         assert_eq!(text.text_boxes, vec![[110.0, 160.0, 50.0, 18.0, 0.0, 8.0]]);
         assert_eq!(dom.styles.len(), 2, "one style table for both parts");
 
-        // An owner that is not in the earlier part: the frame stays a root.
         // A frame that shows Chromium's error page is left empty.
         let error = json!({"id": 3, "result": {"strings": ["#document", "chrome-error://chromewebdata/", "#text", "This site can't be reached"],
             "documents": [{"documentURL": 1,
@@ -622,9 +626,35 @@ mod tests {
         ];
         assert_eq!(super::dom(&with_error).nodes.len(), 2, "only the page's nodes");
 
+        // A frame whose snapshot did not parse is an empty part: the parts
+        // after it keep their numbers and their places.
+        let after_empty = [
+            Part {
+                snapshot: Snapshot::parse(&page).unwrap(),
+                owner: None,
+            },
+            Part {
+                snapshot: Snapshot::default(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 42,
+                }),
+            },
+            Part {
+                snapshot: Snapshot::parse(&frame).unwrap(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 42,
+                }),
+            },
+        ];
+        let dom = super::dom(&after_empty);
+        assert_eq!(dom.nodes.len(), 4);
+        assert_eq!(dom.nodes[2].parent, Some(1));
+        assert_eq!(dom.nodes[3].layout_box, Some([110.0, 160.0, 50.0, 18.0]));
+
+        // A frame whose owner is not found cannot be placed: left empty too.
         let orphan = parts(7);
-        let dom = super::dom(&orphan);
-        assert_eq!(dom.nodes[2].parent, None);
-        assert_eq!(dom.nodes[3].layout_box, Some([0.0, 0.0, 50.0, 18.0]));
+        assert_eq!(super::dom(&orphan).nodes.len(), 2, "only the page's nodes");
     }
 }

@@ -112,7 +112,8 @@ pub enum Upstream {
     Unresolved,
     /// The server refused the connection.
     Refused,
-    /// The connection was reset or closed before any answer.
+    /// The connection was reset or closed before any answer (or failed in
+    /// another way than refused or timed out, e.g. no route).
     Reset,
     /// The connection was not accepted within the connect timeout.
     TimedOut,

@@ -306,18 +306,23 @@ impl Worker {
     }
 }
 
-/// The page's snapshot must parse; a frame's that does not is left out.
+/// The page's snapshot must parse; a frame's that does not is left empty
+/// (an empty part keeps the parts' numbering, which owners refer to).
 fn parse_snapshot(captured: &Captured) -> Result<Vec<Part<'_>>, serde_json::Error> {
     let mut parts = Vec::with_capacity(captured.snapshot.len());
     for (i, part) in captured.snapshot.iter().enumerate() {
-        match Snapshot::parse(&part.reply) {
-            Ok(snapshot) => parts.push(Part {
-                snapshot,
-                owner: part.owner,
-            }),
+        let snapshot = match Snapshot::parse(&part.reply) {
+            Ok(snapshot) => snapshot,
             Err(e) if i == 0 => return Err(e),
-            Err(e) => tracing::warn!(error = %e, "a frame's DOM snapshot did not parse"),
-        }
+            Err(e) => {
+                tracing::warn!(error = %e, "a frame's DOM snapshot did not parse");
+                Snapshot::default()
+            }
+        };
+        parts.push(Part {
+            snapshot,
+            owner: part.owner,
+        });
     }
     Ok(parts)
 }

@@ -357,6 +357,11 @@ pub fn alive(pid: i32) -> bool {
 }
 
 impl TestApp {
+    /// A service that accepts loopback source URLs (the test sites).
+    pub async fn private(pool: sqlx::PgPool) -> Self {
+        Self::spawn_with_env(pool, vec![("ALLOW_PRIVATE_SOURCE_URLS", "true".into())]).await
+    }
+
     /// Creates an import of `url` and returns its id.
     pub async fn import_url(&self, tenant: &Tenant, url: &str, ready_selector: Option<&str>) -> String {
         let mut body = serde_json::json!({
