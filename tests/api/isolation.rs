@@ -307,9 +307,17 @@ async fn chromium_runs_sandboxed_site_isolated_unprivileged_without_secrets_or_p
         // CDP over a pipe: nothing listens.
         assert_eq!(p.listening_tcp_sockets(), Vec::<String>::new(), "{}: {line}", p.pid);
     }
-    // Every renderer under seccomp-BPF, in a user namespace of its own.
+    // Every renderer under seccomp-BPF, in a user namespace of its own. A
+    // renderer just forked from its zygote applies the filter while it
+    // starts, before it runs any page: it is read again until it has (or
+    // is gone); without the sandbox it never does.
     for renderer in processes.iter().filter(|p| p.is_renderer()) {
-        assert_eq!(renderer.status_field("Seccomp"), "2", "renderer {}", renderer.pid);
+        let seccomp = || Proc::read(renderer.pid).map(|now| now.status_field("Seccomp"));
+        let filtered = eventually(Duration::from_secs(5), || async {
+            seccomp().is_none_or(|mode| mode == "2")
+        })
+        .await;
+        assert!(filtered, "renderer {}: Seccomp {:?}", renderer.pid, seccomp());
         assert_ne!(
             renderer.user_ns, worker_ns,
             "renderer {} shares the worker's user namespace",
