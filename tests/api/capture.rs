@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
 use crate::helpers::capture::{alive, other_loopback, Page, Site, Tripwire, WorkerProcess, BROWSER};
+use crate::helpers::manifest::assert_valid_manifest;
 use crate::helpers::{eventually, repo_path, TestApp};
 
 const PNG_1X1: &str =
@@ -86,6 +87,7 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
         &text[..200]
     );
     let manifest: Value = serde_json::from_slice(&raw).unwrap();
+    assert_valid_manifest(&manifest);
     assert_eq!(manifest["source"]["requestedUrl"], site.url("/"));
     assert_eq!(manifest["source"]["finalUrl"], site.url("/"));
     assert_eq!(manifest["source"]["httpStatus"], 200);
@@ -223,7 +225,7 @@ async fn a_ready_selector_that_appears_late_is_waited_for_and_one_that_never_doe
     let late = app.import_url(&tenant, &site.url("/"), Some("#late")).await;
     let import = app.finished(&tenant, &late, &worker).await;
     assert_eq!(import["status"], "completed", "{import}");
-    let manifest = app.object_json(&format!("page-imports/{late}/1/capture.json")).await;
+    let manifest = app.manifest(&late, 1).await;
     assert_eq!(manifest["readiness"]["matched"], true);
     let nodes = manifest["dom"]["nodes"].as_array().unwrap();
     assert!(
@@ -327,7 +329,7 @@ async fn private_addresses_are_unreachable_from_the_page_under_every_spelling(po
     assert_eq!(tripwire.hits(), 0, "a private address was reached");
     assert_eq!(site.hits("/redirect"), 1, "the redirect itself was served");
 
-    let manifest = app.object_json(&format!("page-imports/{id}/1/capture.json")).await;
+    let manifest = app.manifest(&id, 1).await;
     let blocked = manifest["blockedRequests"].as_array().unwrap();
     let listed = |needle: &str| blocked.iter().any(|b| b["url"].as_str().unwrap().contains(needle));
     for needle in ["img0.png", "/redirected.png", "fetch0", "[::1]", "localhost"] {
@@ -409,6 +411,7 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "completed");
     let manifest_before = app.object(&format!("page-imports/{id}/1/capture.json")).await;
+    assert_valid_manifest(&serde_json::from_slice(&manifest_before).unwrap());
     let lifecycle_before = app.lifecycle(&id).await;
 
     send(message).await;

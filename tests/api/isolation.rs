@@ -367,7 +367,7 @@ async fn cross_site_frames_nested_ones_too_are_captured_under_their_iframe_in_pa
     let id = app.import_url(&tenant, &sites.a.url("/"), None).await;
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
-    let manifest = app.object_json(&format!("page-imports/{id}/1/capture.json")).await;
+    let manifest = app.manifest(&id, 1).await;
     let nodes = manifest["dom"]["nodes"].as_array().unwrap();
 
     let iframe_with_src = |ancestors: &[&Value], src: &str| -> Value {
