@@ -12,6 +12,7 @@ mod code2des;
 mod create;
 mod dns_check;
 mod events;
+mod fidelity;
 mod idempotency;
 mod isolation;
 mod list;
