@@ -55,7 +55,8 @@ pub const CHROMIUM_ARGS: &[&str] = &[
     "--proxy-bypass-list=<-loopback>",
     "--disable-quic",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--disable-features=Translate,MediaRouter,OptimizationHints",
+    // Chromium's own traffic (autofill, hints) is no part of a capture.
+    "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
     // CDP on fds 3 (commands in) and 4 (answers and events out).
     "--remote-debugging-pipe",
 ];

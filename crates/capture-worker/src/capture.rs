@@ -6,15 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use page_import_contract::capture::{BlockedRequest, FontFace, Timings};
 use page_import_contract::job::CaptureJob;
-use serde::Serialize;
-use serde_json::Value;
 
 use crate::browser::Browser;
 use crate::dom;
-use crate::egress::{BlockedRequest, EgressPolicy, EgressProxy, EgressReport, Refusal};
+use crate::egress::{authority_of, EgressPolicy, EgressProxy, EgressReport, Refusal};
 use crate::failure::{Cause, Failure};
-use crate::page::{AssetBody, Navigation, Page, PartSnapshot};
+use crate::page::{Answers, AssetBody, Navigation, Page, PartSnapshot};
 
 #[derive(Debug, Clone)]
 pub struct CaptureSettings {
@@ -36,24 +35,15 @@ pub struct Captured {
     pub ready_matched: Option<bool>,
     pub screenshot_png: Bytes,
     pub assets: Vec<AssetBody>,
-    pub fonts: Value,
+    pub fonts: Vec<FontFace>,
     /// `DOMSnapshot.captureSnapshot`'s answers (the page's, then each
     /// cross-site frame's), parsed when the manifest is written
     /// (`dom::Snapshot` borrows its strings from them).
     pub snapshot: Vec<PartSnapshot>,
+    /// What Chromium told about the snapshot's nodes, part by part.
+    pub answers: Answers,
     pub blocked: Vec<BlockedRequest>,
     pub timings: Timings,
-}
-
-#[derive(Debug, Default, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Timings {
-    pub navigate_ms: u64,
-    pub ready_ms: u64,
-    pub settle_ms: u64,
-    pub screenshot_ms: u64,
-    pub snapshot_ms: u64,
-    pub total_ms: u64,
 }
 
 /// Captures the job's page. The source is checked against the egress rules
@@ -73,18 +63,19 @@ pub async fn capture(
     })?;
     let page = Page::open(browser, &proxy.url()).await?;
     let result = run(&page, &proxy, job, settings, started).await;
+    let blocked = asked_by_page(proxy.blocked(), &page);
     page.close().await;
-    result.map_err(|failure| {
-        let cause = if proxy.over_budget() {
-            page_too_large(settings)
-        } else {
-            failure.cause
-        };
-        Failure {
-            cause,
-            blocked: proxy.blocked(),
+    match result {
+        Ok(captured) => Ok(Captured { blocked, ..captured }),
+        Err(failure) => {
+            let cause = if proxy.over_budget() {
+                page_too_large(settings)
+            } else {
+                failure.cause
+            };
+            Err(Failure { cause, blocked })
         }
-    })
+    }
 }
 
 /// The page's steps, in order.
@@ -117,11 +108,29 @@ async fn run(
     }
     timings.settle_ms = since_start();
 
+    page.reveal(settings.max_height_px).await?;
+    timings.reveal_ms = since_start();
+
+    page.quiet().await?;
+    timings.quiet_ms = since_start();
+
     let screenshot = page.screenshot(job.viewport.width, settings.max_height_px).await?;
     timings.screenshot_ms = since_start();
 
     let snapshot = page.snapshot(dom::STYLE_NAMES).await?;
     timings.snapshot_ms = since_start();
+
+    let questions: Vec<_> = snapshot
+        .iter()
+        .map(|part| {
+            let asked = dom::Snapshot::parse(&part.reply)
+                .map(|s| s.questions())
+                .unwrap_or_default();
+            (part.session.clone(), asked)
+        })
+        .collect();
+    let answers = page.answer(&questions).await;
+    timings.details_ms = since_start();
 
     let about = page.about().await?;
     let assets = page.collect_assets().await?;
@@ -142,9 +151,24 @@ async fn run(
         assets,
         fonts: about.fonts,
         snapshot,
-        blocked: proxy.blocked(),
+        answers,
+        // The blocked requests are added when the capture ends.
+        blocked: Vec::new(),
         timings,
     })
+}
+
+/// The blocked requests the page made (its documents and workers): Chromium's
+/// own background traffic goes through the same proxy, but no part of the
+/// page asked for it.
+fn asked_by_page(blocked: Vec<BlockedRequest>, page: &Page) -> Vec<BlockedRequest> {
+    blocked
+        .into_iter()
+        .filter(|b| {
+            let authority = authority_of(&b.url).unwrap_or_else(|| b.url.to_ascii_lowercase());
+            page.requested(&authority)
+        })
+        .collect()
 }
 
 fn page_too_large(settings: &CaptureSettings) -> Cause {

@@ -1,7 +1,13 @@
 //! `DOMSnapshot.captureSnapshot` turned into the manifest's `dom`: a flat
 //! list of nodes with parent ids (deep pages do not nest deeply), layout
 //! boxes, text boxes, paint order, and computed styles as indexes into one
-//! table of distinct style sets.
+//! table of distinct style sets; and what SPEC §11 adds, most of it from the
+//! same snapshot: the documents, pseudo-elements and the text they generate,
+//! laid-out text, shadow roots, form state, `currentSrc`, scroll containers
+//! and stacking contexts. What the snapshot does not tell (fonts used, the
+//! pixels of canvases and videos, which element hosts a shadow root when
+//! that is ambiguous) is asked of Chromium by the page while it is open,
+//! from the snapshot's [`Questions`], and comes back as a part's [`Details`].
 //!
 //! Under site isolation a cross-site frame renders in a process of its own
 //! and is snapshotted through its own CDP session (SPEC §10 Frames): each
@@ -9,12 +15,14 @@
 //! owns it, its boxes moved from the frame's coordinates to the page's.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use page_import_contract::capture::{AssetKind, Document, Dom, Node, UsedFont};
 use serde::de::{SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-/// The computed style properties captured for every laid-out node.
+/// The computed style properties captured for every laid-out node (SPEC §10,
+/// and §11's additions).
 pub const STYLE_NAMES: &[&str] = &[
     "display",
     "position",
@@ -93,48 +101,58 @@ pub const STYLE_NAMES: &[&str] = &[
     "grid-template-rows",
     "object-fit",
     "cursor",
+    // SPEC §11: what a design converter needs beyond §10.
+    "text-shadow",
+    "filter",
+    "backdrop-filter",
+    "mix-blend-mode",
+    "isolation",
+    "clip-path",
+    "mask-image",
+    "transform-origin",
+    "fill",
+    "stroke",
+    "stroke-width",
+    "background-clip",
+    "-webkit-text-fill-color",
+    "text-overflow",
+    "text-indent",
+    "word-break",
+    "overflow-wrap",
+    "font-variant",
+    "font-stretch",
+    "text-decoration-color",
+    "text-decoration-style",
+    "outline-color",
+    "outline-style",
+    "outline-width",
+    "outline-offset",
+    "content",
+    "list-style-position",
+    "list-style-image",
+    "order",
+    "align-content",
+    "justify-items",
+    "justify-self",
+    "grid-column-start",
+    "grid-column-end",
+    "grid-row-start",
+    "grid-row-end",
+    "object-position",
+    "aspect-ratio",
+    "writing-mode",
+    "direction",
+    "-webkit-line-clamp",
+    "border-collapse",
+    "border-spacing",
+    "table-layout",
+    "backface-visibility",
+    "perspective",
+    "appearance",
+    "mask-size",
+    "mask-position",
+    "mask-repeat",
 ];
-
-/// The manifest's `dom`; it borrows its strings from the snapshot's text.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Dom<'a> {
-    pub style_names: &'static [&'static str],
-    pub styles: Vec<Vec<&'a str>>,
-    pub nodes: Vec<Node<'a>>,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Node<'a> {
-    pub id: usize,
-    pub parent: Option<usize>,
-    /// DOM node type (1 element, 3 text, 9 document, …).
-    #[serde(rename = "type")]
-    pub node_type: i32,
-    pub name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<&'a str>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub attributes: Vec<[&'a str; 2]>,
-    /// Index of the document the node belongs to (0 = the page, then frames).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub document: usize,
-    /// `[x, y, width, height]` in CSS pixels of the page.
-    #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
-    pub layout_box: Option<[f64; 4]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub style: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub paint_order: Option<i64>,
-    /// `[x, y, width, height, start, length]` per line box of a text node.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub text_boxes: Vec<[f64; 6]>,
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
 
 /// The parts of `DOMSnapshot.captureSnapshot`'s result the manifest uses,
 /// in compact types: a 25 000-node page is tens of MiB as `serde_json::Value`.
@@ -154,6 +172,16 @@ struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 struct DocumentSnapshot {
     #[serde(rename = "documentURL", default)]
     document_url: Option<i32>,
+    #[serde(default)]
+    frame_id: Option<i32>,
+    #[serde(default)]
+    scroll_offset_x: f64,
+    #[serde(default)]
+    scroll_offset_y: f64,
+    #[serde(default)]
+    content_width: f64,
+    #[serde(default)]
+    content_height: f64,
     nodes: NodeTree,
     layout: LayoutTree,
     text_boxes: TextBoxes,
@@ -169,13 +197,46 @@ struct NodeTree {
     attributes: Vec<Vec<i32>>,
     backend_node_id: Vec<i64>,
     content_document_index: RareIntegers,
+    shadow_root_type: RareIntegers,
+    pseudo_type: RareIntegers,
+    input_value: RareIntegers,
+    text_value: RareIntegers,
+    input_checked: RareBooleans,
+    option_selected: RareBooleans,
+    #[serde(rename = "currentSourceURL")]
+    current_source_url: RareIntegers,
 }
 
+/// `RareIntegerData` and `RareStringData`: values for the few nodes that
+/// have one (strings as indexes into the string table).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RareIntegers {
     index: Vec<i32>,
     value: Vec<i32>,
+}
+
+impl RareIntegers {
+    fn to_map(&self) -> HashMap<usize, i32> {
+        self.index
+            .iter()
+            .zip(&self.value)
+            .filter_map(|(i, v)| Some((usize::try_from(*i).ok()?, *v)))
+            .collect()
+    }
+}
+
+/// `RareBooleanData`: the indexes that are true.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RareBooleans {
+    index: Vec<i32>,
+}
+
+impl RareBooleans {
+    fn to_set(&self) -> HashSet<usize> {
+        self.index.iter().filter_map(|i| usize::try_from(*i).ok()).collect()
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -184,7 +245,15 @@ struct LayoutTree {
     node_index: Vec<i32>,
     styles: InternedStyles,
     bounds: Vec<[f64; 4]>,
+    /// The layout text of text objects (`text-transform` applied), as
+    /// string indexes; -1 for boxes.
+    text: Vec<i32>,
+    stacking_contexts: RareBooleans,
     paint_orders: Vec<i64>,
+    /// `[scrollLeft, scrollTop, scrollWidth, scrollHeight]`; empty for text.
+    scroll_rects: Vec<Vec<f64>>,
+    /// `[clientLeft, clientTop, clientWidth, clientHeight]`.
+    client_rects: Vec<Vec<f64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -238,10 +307,12 @@ impl<'de> Deserialize<'de> for InternedStyles {
 }
 
 /// One snapshot: the page's, or a cross-site frame's taken through its own
-/// session, with the `<iframe>` that owns it.
+/// session, with the `<iframe>` that owns it and what the worker asked
+/// Chromium about its nodes afterwards.
 pub struct Part<'a> {
     pub snapshot: Snapshot<'a>,
     pub owner: Option<Owner>,
+    pub details: Details,
 }
 
 /// The element that holds a frame: its backend node id in an earlier part.
@@ -251,6 +322,30 @@ pub struct Owner {
     pub backend_node_id: i64,
 }
 
+/// What the snapshot alone does not tell, to be asked of Chromium about a
+/// part's nodes (by backend node id) while the page is still open.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Questions {
+    /// Laid-out text nodes and pseudo-elements with text: which fonts drew them.
+    pub text_nodes: Vec<i64>,
+    /// Laid-out `<canvas>` and `<video>` elements: their pixels.
+    pub pixels: Vec<(i64, AssetKind)>,
+    /// Elements whose children may be a shadow root's or their own (a node
+    /// in a shadow tree below another of the same mode): which host one.
+    pub maybe_hosts: Vec<i64>,
+}
+
+/// Chromium's answers to a part's [`Questions`].
+#[derive(Debug, Default)]
+pub struct Details {
+    /// Indexes into the used-font table, most glyphs first.
+    pub fonts: HashMap<i64, Vec<usize>>,
+    /// Index of the element's image among the capture's element images.
+    pub pixels: HashMap<i64, usize>,
+    /// Of the `maybe_hosts`, those that host a shadow root.
+    pub hosts: HashSet<i64>,
+}
+
 /// Where the content of a frame starts inside its owner's box: border and
 /// padding, from the owner's computed style.
 const CONTENT_INSET: [(&str, &str); 2] = [
@@ -258,21 +353,34 @@ const CONTENT_INSET: [(&str, &str); 2] = [
     ("border-top-width", "padding-top"),
 ];
 
+/// Input types whose value shows as text (SPEC §11 form state).
+fn is_text_like_input(input_type: &str) -> bool {
+    !matches!(
+        input_type.to_ascii_lowercase().as_str(),
+        "checkbox" | "radio" | "button" | "submit" | "reset" | "image" | "file" | "hidden" | "range" | "color"
+    )
+}
+
 /// The manifest's `dom`: one flat node list of every part, in order. A
 /// same-process frame's document hangs below its owner through the
 /// snapshot's own `contentDocumentIndex`; a part's first document hangs
 /// below its [`Owner`]. Chromium gives each document's boxes in that
 /// document's own coordinates; every box is moved into the page's by the
-/// content origin of the element that holds its document.
-pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
-    let mut nodes: Vec<Node<'s>> = Vec::new();
-    let mut styles: Vec<Vec<&'s str>> = Vec::new();
-    let mut style_ids: HashMap<&'s [i32], usize> = HashMap::new();
-    // Per part: its first node id, when it was placed.
-    let mut placed: Vec<Option<usize>> = Vec::with_capacity(parts.len());
+/// content origin of the element that holds its document. `image_keys`
+/// are the asset keys of the capture's element images, `fonts` the table
+/// the parts' font indexes point into.
+pub fn dom<'s>(parts: &'s [Part<'_>], image_keys: &[String], fonts: Vec<UsedFont>) -> Dom<'s> {
+    let mut out = Builder {
+        nodes: Vec::new(),
+        documents: Vec::new(),
+        styles: Vec::new(),
+        style_ids: HashMap::new(),
+        image_keys,
+    };
+    // Per part: where its frame elements are, once it is placed.
+    let mut placed: Vec<Option<HashMap<i64, usize>>> = Vec::with_capacity(parts.len());
     let mut documents = 0;
     for part in parts {
-        let first_node = nodes.len();
         // Where the part hangs: the page at the origin, a frame below its
         // owner's content box. A frame showing Chromium's error page (the
         // egress rules blocked it, or it failed), or whose owner is not in
@@ -286,28 +394,36 @@ pub fn dom<'s>(parts: &'s [Part<'_>]) -> Dom<'s> {
             _ if error_page => None,
             None => Some((None, [0.0, 0.0])),
             Some(owner) => (|| {
-                let base = (*placed.get(owner.part)?)?;
-                let id = parts[owner.part].snapshot.node_of_backend_id(owner.backend_node_id)? + base;
-                Some((Some(id), content_origin(nodes.get(id)?, &styles)))
+                let id = *placed.get(owner.part)?.as_ref()?.get(&owner.backend_node_id)?;
+                Some((Some(id), content_origin(out.nodes.get(id)?, &out.styles)))
             })(),
         };
         let Some((owner_id, offset)) = place else {
             placed.push(None);
             continue;
         };
-        placed.push(Some(first_node));
-        part.snapshot
-            .append(&mut nodes, &mut styles, &mut style_ids, documents, offset);
+        let frames = part
+            .snapshot
+            .append(&mut out, documents, owner_id, offset, &part.details);
+        placed.push(Some(frames));
         documents += part.snapshot.documents.len();
-        if let (Some(owner_id), true) = (owner_id, nodes.len() > first_node) {
-            nodes[first_node].parent = Some(owner_id);
-        }
     }
     Dom {
         style_names: STYLE_NAMES,
-        styles,
-        nodes,
+        styles: out.styles,
+        documents: out.documents,
+        fonts,
+        nodes: out.nodes,
     }
+}
+
+/// The `dom` being built, part by part.
+struct Builder<'s, 'k> {
+    nodes: Vec<Node<'s>>,
+    documents: Vec<Document<'s>>,
+    styles: Vec<Vec<&'s str>>,
+    style_ids: HashMap<&'s [i32], usize>,
+    image_keys: &'k [String],
 }
 
 /// The top-left corner of `owner`'s content box, in page coordinates.
@@ -315,19 +431,30 @@ fn content_origin(owner: &Node<'_>, styles: &[Vec<&str>]) -> [f64; 2] {
     let Some([x, y, _, _]) = owner.layout_box else {
         return [0.0, 0.0];
     };
-    let style = owner.style.and_then(|s| styles.get(s));
-    let px = |name: &str| -> f64 {
-        let Some(at) = STYLE_NAMES.iter().position(|n| *n == name) else {
-            return 0.0;
-        };
-        style
-            .and_then(|values| values.get(at))
-            .and_then(|v| v.strip_suffix("px"))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    };
     let [(border_x, padding_x), (border_y, padding_y)] = CONTENT_INSET;
+    let px = |name| style_value(owner, styles, name).and_then(|v| v.strip_suffix("px")?.parse().ok());
+    let px = |name| px(name).unwrap_or(0.0);
     [x + px(border_x) + px(padding_x), y + px(border_y) + px(padding_y)]
+}
+
+/// A node's computed value of the style property `name`.
+fn style_value<'v>(node: &Node<'_>, styles: &'v [Vec<&str>], name: &str) -> Option<&'v str> {
+    let at = STYLE_NAMES.iter().position(|n| *n == name)?;
+    styles.get(node.style?)?.get(at).copied()
+}
+
+/// An element whose content overflows its box and can be scrolled (by the
+/// reader or by script: `overflow: hidden` scrolls too).
+fn scrolls(node: &Node<'_>, styles: &[Vec<&str>], scroll: &[f64], client: &[f64]) -> bool {
+    let (Some(&[_, _, scroll_width, scroll_height]), Some(&[_, _, client_width, client_height])) = (
+        scroll.get(..4).and_then(|s| <&[f64; 4]>::try_from(s).ok()),
+        client.get(..4).and_then(|c| <&[f64; 4]>::try_from(c).ok()),
+    ) else {
+        return false;
+    };
+    let scrollable = |axis| !matches!(style_value(node, styles, axis), None | Some("visible" | "clip"));
+    (scroll_width > client_width && scrollable("overflow-x"))
+        || (scroll_height > client_height && scrollable("overflow-y"))
 }
 
 impl<'a> Snapshot<'a> {
@@ -350,130 +477,334 @@ impl<'a> Snapshot<'a> {
             .is_some_and(|url| url.starts_with("chrome-error:"))
     }
 
-    /// The index (within this snapshot's node list) of the node with this
-    /// backend node id.
-    fn node_of_backend_id(&self, backend_node_id: i64) -> Option<usize> {
-        let mut base = 0;
-        // Counted as `append` numbers them: error pages have no nodes.
+    /// What to ask Chromium about this snapshot's nodes (see [`Questions`]).
+    pub fn questions(&self) -> Questions {
+        let mut questions = Questions::default();
         for document in self.documents.iter().filter(|d| !self.is_error_page(d)) {
-            if let Some(i) = document
-                .nodes
-                .backend_node_id
-                .iter()
-                .position(|b| *b == backend_node_id)
-            {
-                return Some(base + i);
+            let tree = &document.nodes;
+            let backend = |n: usize| tree.backend_node_id.get(n).copied();
+            let pseudo = tree.pseudo_type.to_map();
+            let mut asked = HashSet::new();
+            for (l, node) in document.layout.node_index.iter().enumerate() {
+                let Ok(n) = usize::try_from(*node) else { continue };
+                let Some(id) = backend(n) else { continue };
+                let node_type = tree.node_type.get(n).copied().unwrap_or(0);
+                let has_text = document
+                    .layout
+                    .text
+                    .get(l)
+                    .and_then(|t| self.string(*t))
+                    .is_some_and(|t| !t.trim().is_empty());
+                if has_text && (node_type == 3 || pseudo.contains_key(&n)) && asked.insert(id) {
+                    questions.text_nodes.push(id);
+                }
+                let name = tree.node_name.get(n).and_then(|s| self.string(*s)).unwrap_or_default();
+                let kind = match name.to_ascii_uppercase().as_str() {
+                    "CANVAS" => Some(AssetKind::Canvas),
+                    "VIDEO" => Some(AssetKind::Video),
+                    _ => None,
+                };
+                if let (Some(kind), Some([_, _, w, h])) = (kind, document.layout.bounds.get(l)) {
+                    if *w > 0.0 && *h > 0.0 && !questions.pixels.iter().any(|(b, _)| *b == id) {
+                        questions.pixels.push((id, kind));
+                    }
+                }
             }
-            base += document.nodes.parent_index.len();
+            let shadow = tree.shadow_root_type.to_map();
+            let mut hosts = HashSet::new();
+            for (&n, &mode) in &shadow {
+                let Some(p) = tree.parent_index.get(n).and_then(|p| usize::try_from(*p).ok()) else {
+                    continue;
+                };
+                if shadow.get(&p) == Some(&mode) && hosts.insert(p) {
+                    questions.maybe_hosts.extend(backend(p));
+                }
+            }
         }
-        None
+        questions
     }
 
-    /// Appends this snapshot's nodes, numbered after `nodes`, its documents
-    /// numbered from `first_document`: the first document's boxes moved by
-    /// `offset`, each frame document's by its owner's content origin.
+    /// Appends this snapshot's nodes and documents, its documents numbered
+    /// from `first_document`: the first document below `owner` with its boxes
+    /// moved by `offset`, each frame document's by its owner's content
+    /// origin. Returns where its frame elements went, by backend node id.
     fn append<'s>(
         &'s self,
-        nodes: &mut Vec<Node<'s>>,
-        styles: &mut Vec<Vec<&'s str>>,
-        style_ids: &mut HashMap<&'s [i32], usize>,
+        out: &mut Builder<'s, '_>,
         first_document: usize,
+        owner: Option<usize>,
         offset: [f64; 2],
-    ) {
-        let mut first_id_of_document = Vec::with_capacity(self.documents.len());
+        details: &Details,
+    ) -> HashMap<i64, usize> {
+        let mut frames = HashMap::new();
+        // Same-process frame documents: their owner's node id.
         let mut owner_of_document: HashMap<usize, usize> = HashMap::new();
-
+        if let Some(owner) = owner {
+            owner_of_document.insert(0, owner);
+        }
         for (d, document) in self.documents.iter().enumerate() {
             if self.is_error_page(document) {
-                first_id_of_document.push(usize::MAX);
                 continue;
             }
+            let owner = owner_of_document.get(&d).copied();
             // A frame's document comes after the one holding its owner, whose
             // box is in page coordinates by then: the frame's content starts
             // at the owner's content origin.
-            let offset = match owner_of_document.get(&d) {
-                Some(owner) => content_origin(&nodes[*owner], styles),
-                None => offset,
+            let offset = match owner {
+                Some(owner) if d > 0 => content_origin(&out.nodes[owner], &out.styles),
+                _ => offset,
             };
-            let moved = |r: [f64; 4]| [r[0] + offset[0], r[1] + offset[1], r[2], r[3]];
-            let base = nodes.len();
-            first_id_of_document.push(base);
-            let tree = &document.nodes;
-            let rare = &tree.content_document_index;
-            for (owner, content_document) in rare.index.iter().zip(&rare.value) {
-                owner_of_document.insert(*content_document as usize, base + *owner as usize);
+            let index = first_document + d;
+            out.documents.push(Document {
+                index,
+                frame_id: document.frame_id.and_then(|s| self.string(s)).unwrap_or_default(),
+                url: document.document_url.and_then(|s| self.string(s)).unwrap_or_default(),
+                owner,
+                scroll: [document.scroll_offset_x, document.scroll_offset_y],
+                content_size: [document.content_width, document.content_height],
+            });
+            let ids = self.append_nodes(out, document, index, owner, details, &mut frames);
+            let rare = &document.nodes.content_document_index;
+            for (node, content_document) in rare.index.iter().zip(&rare.value) {
+                let (Some(id), Ok(content_document)) = (
+                    usize::try_from(*node).ok().and_then(|n| ids.get(n).copied().flatten()),
+                    usize::try_from(*content_document),
+                ) else {
+                    continue;
+                };
+                owner_of_document.insert(content_document, id);
             }
-            for (i, &parent_index) in tree.parent_index.iter().enumerate() {
-                let at = |v: &Vec<i32>| v.get(i).copied().unwrap_or(-1);
-                let attributes = tree
-                    .attributes
-                    .get(i)
-                    .map(|pairs| {
-                        pairs
-                            .chunks(2)
-                            .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?)?]))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                nodes.push(Node {
-                    id: base + i,
-                    parent: usize::try_from(parent_index).ok().map(|p| base + p),
-                    node_type: at(&tree.node_type).max(0),
-                    name: self.string(at(&tree.node_name)).unwrap_or_default(),
-                    value: self.string(at(&tree.node_value)).filter(|v| !v.is_empty()),
-                    attributes,
-                    document: first_document + d,
-                    layout_box: None,
-                    style: None,
-                    paint_order: None,
-                    text_boxes: Vec::new(),
+            self.append_layout(out, document, &ids, offset);
+        }
+        frames
+    }
+
+    /// The document's nodes, with a node of type 11 for every shadow root
+    /// (Chromium lists a shadow root's children directly below their host)
+    /// and without the browser's own user-agent shadow trees. Returns each
+    /// snapshot node's id, if it was kept.
+    fn append_nodes<'s>(
+        &'s self,
+        out: &mut Builder<'s, '_>,
+        document: &'s DocumentSnapshot,
+        index: usize,
+        owner: Option<usize>,
+        details: &Details,
+        frames: &mut HashMap<i64, usize>,
+    ) -> Vec<Option<usize>> {
+        let tree = &document.nodes;
+        let shadow = tree.shadow_root_type.to_map();
+        let pseudo = tree.pseudo_type.to_map();
+        let input_value = tree.input_value.to_map();
+        let text_value = tree.text_value.to_map();
+        let current_src = tree.current_source_url.to_map();
+        let checked = tree.input_checked.to_set();
+        let selected = tree.option_selected.to_set();
+        let mut ids: Vec<Option<usize>> = Vec::with_capacity(tree.parent_index.len());
+        // Shadow roots by host node id.
+        let mut roots: HashMap<usize, usize> = HashMap::new();
+        for (i, &parent_index) in tree.parent_index.iter().enumerate() {
+            let at = |v: &Vec<i32>| v.get(i).copied().unwrap_or(-1);
+            let backend_node_id = tree.backend_node_id.get(i).copied().unwrap_or(0);
+            let parent_index = usize::try_from(parent_index).ok();
+            let mode = shadow.get(&i).and_then(|s| self.string(*s));
+            let parent = match parent_index {
+                Some(p) => match ids.get(p).copied().flatten() {
+                    Some(id) => Some(id),
+                    // Below a node that was left out.
+                    None => {
+                        ids.push(None);
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            if mode == Some("user-agent") {
+                ids.push(None);
+                continue;
+            }
+            // A shadow tree's top: a node in a shadow tree whose parent is
+            // in none, or in another, or hosts one (asked of Chromium).
+            let parent = match (mode, parent, parent_index) {
+                (Some(mode), Some(host), Some(p)) => {
+                    let parent_mode = shadow.get(&p).and_then(|s| self.string(*s));
+                    let parent_backend = tree.backend_node_id.get(p).copied().unwrap_or(0);
+                    if parent_mode != Some(mode) || details.hosts.contains(&parent_backend) {
+                        let root = *roots.entry(host).or_insert_with(|| {
+                            let id = out.nodes.len();
+                            out.nodes.push(Node {
+                                id,
+                                parent: Some(host),
+                                node_type: 11,
+                                name: "#shadow-root",
+                                document: index,
+                                shadow_root: Some(mode),
+                                ..Default::default()
+                            });
+                            id
+                        });
+                        Some(root)
+                    } else {
+                        Some(host)
+                    }
+                }
+                _ => parent,
+            };
+            let id = out.nodes.len();
+            ids.push(Some(id));
+            let name = self.string(at(&tree.node_name)).unwrap_or_default();
+            let attributes: Vec<[&str; 2]> = tree
+                .attributes
+                .get(i)
+                .map(|pairs| {
+                    pairs
+                        .chunks(2)
+                        .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?)?]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let input_value = match name.to_ascii_uppercase().as_str() {
+                "INPUT" => {
+                    let input_type = attributes
+                        .iter()
+                        .find(|[k, _]| k.eq_ignore_ascii_case("type"))
+                        .map_or("text", |[_, v]| *v);
+                    let value = input_value
+                        .get(&i)
+                        .and_then(|s| self.string(*s))
+                        .filter(|v| !v.is_empty());
+                    match value {
+                        Some(v) if input_type.eq_ignore_ascii_case("password") => {
+                            // What the page shows, never the secret.
+                            Some(Cow::Owned("•".repeat(v.chars().count())))
+                        }
+                        Some(v) if is_text_like_input(input_type) => Some(Cow::Borrowed(v)),
+                        _ => None,
+                    }
+                }
+                "TEXTAREA" => text_value
+                    .get(&i)
+                    .or_else(|| input_value.get(&i))
+                    .and_then(|s| self.string(*s))
+                    .filter(|v| !v.is_empty())
+                    .map(Cow::Borrowed),
+                _ => None,
+            };
+            if matches!(name.to_ascii_uppercase().as_str(), "IFRAME" | "FRAME") {
+                frames.insert(backend_node_id, id);
+            }
+            out.nodes.push(Node {
+                id,
+                parent: if parent_index.is_none() { owner } else { parent },
+                node_type: at(&tree.node_type).max(0),
+                name,
+                value: self.string(at(&tree.node_value)).filter(|v| !v.is_empty()),
+                attributes,
+                document: index,
+                pseudo: pseudo.get(&i).and_then(|s| self.string(*s)),
+                input_value,
+                checked: checked.contains(&i),
+                selected: selected.contains(&i),
+                current_src: current_src
+                    .get(&i)
+                    .and_then(|s| self.string(*s))
+                    .filter(|v| !v.is_empty()),
+                image: details
+                    .pixels
+                    .get(&backend_node_id)
+                    .and_then(|image| out.image_keys.get(*image))
+                    .cloned(),
+                fonts: details.fonts.get(&backend_node_id).cloned().unwrap_or_default(),
+                ..Default::default()
+            });
+        }
+        ids
+    }
+
+    /// Boxes, styles, paint order, layout text and text boxes, scroll and
+    /// stacking of the document's laid-out nodes.
+    fn append_layout<'s>(
+        &'s self,
+        out: &mut Builder<'s, '_>,
+        document: &'s DocumentSnapshot,
+        ids: &[Option<usize>],
+        offset: [f64; 2],
+    ) {
+        let moved = |r: [f64; 4]| [r[0] + offset[0], r[1] + offset[1], r[2], r[3]];
+        let layout = &document.layout;
+        let node_of = |l: usize| -> Option<usize> {
+            let n = usize::try_from(*layout.node_index.get(l)?).ok()?;
+            ids.get(n).copied().flatten()
+        };
+        let stacking = layout.stacking_contexts.to_set();
+        // Where each layout object's text starts in its node's `text` (a
+        // pseudo-element can generate several), in UTF-16 code units, as
+        // Chromium's text box offsets count.
+        let mut text_start = vec![0usize; layout.node_index.len()];
+        let mut text_len: HashMap<usize, usize> = HashMap::new();
+        let no_rect = Vec::new();
+        for (l, start_of_text) in text_start.iter_mut().enumerate() {
+            let Some(id) = node_of(l) else { continue };
+            let first = out.nodes[id].layout_box.is_none();
+            let style = layout
+                .styles
+                .ids
+                .get(l)
+                .map(|local| layout.styles.table[*local].as_slice())
+                .filter(|key| first && !key.is_empty())
+                .map(|key| out.intern_style(self, key));
+            let node = &mut out.nodes[id];
+            if let Some(text) = layout.text.get(l).and_then(|t| self.string(*t)) {
+                let length = text_len.entry(id).or_insert(0);
+                *start_of_text = *length;
+                *length += text.encode_utf16().count();
+                node.text = Some(match node.text.take() {
+                    None => Cow::Borrowed(text),
+                    Some(earlier) => Cow::Owned(earlier.into_owned() + text),
                 });
             }
-
-            let layout = &document.layout;
-            for (l, node_index) in layout.node_index.iter().enumerate() {
-                let Some(node) = usize::try_from(*node_index).ok().and_then(|n| nodes.get_mut(base + n)) else {
-                    continue;
-                };
-                // A node can own several layout objects; the first is its box.
-                if node.layout_box.is_some() {
-                    continue;
-                }
-                node.layout_box = layout.bounds.get(l).copied().map(moved);
-                node.paint_order = layout.paint_orders.get(l).copied();
-                if let Some(local) = layout.styles.ids.get(l) {
-                    let key = layout.styles.table[*local].as_slice();
-                    let next = styles.len();
-                    let id = *style_ids.entry(key).or_insert(next);
-                    if id == next {
-                        styles.push(key.iter().map(|s| self.string(*s).unwrap_or_default()).collect());
-                    }
-                    node.style = Some(id);
-                }
+            if stacking.contains(&l) && node.node_type == 1 {
+                node.stacking_context = true;
             }
-
-            let text = &document.text_boxes;
-            for (t, layout_index) in text.layout_index.iter().enumerate() {
-                let node_index = usize::try_from(*layout_index)
-                    .ok()
-                    .and_then(|l| layout.node_index.get(l))
-                    .and_then(|n| usize::try_from(*n).ok());
-                let (Some(node_index), Some(r)) = (node_index, text.bounds.get(t)) else {
-                    continue;
-                };
-                if let Some(node) = nodes.get_mut(base + node_index) {
-                    let start = text.start.get(t).copied().unwrap_or(0) as f64;
-                    let length = text.length.get(t).copied().unwrap_or(0) as f64;
-                    let [x, y, w, h] = moved(*r);
-                    node.text_boxes.push([x, y, w, h, start, length]);
-                }
+            // A node can own several layout objects; the first is its box.
+            if !first {
+                continue;
+            }
+            node.layout_box = layout.bounds.get(l).copied().map(moved);
+            node.paint_order = layout.paint_orders.get(l).copied();
+            node.style = style;
+            let scroll = layout.scroll_rects.get(l).unwrap_or(&no_rect);
+            let client = layout.client_rects.get(l).unwrap_or(&no_rect);
+            if node.node_type == 1 && scrolls(node, &out.styles, scroll, client) {
+                node.scroll = <[f64; 4]>::try_from(&scroll[..4]).ok();
             }
         }
-        for (document, owner) in owner_of_document {
-            if let Some(node) = first_id_of_document.get(document).and_then(|root| nodes.get_mut(*root)) {
-                node.parent = Some(owner);
-            }
+        let text = &document.text_boxes;
+        for (t, layout_index) in text.layout_index.iter().enumerate() {
+            let Ok(l) = usize::try_from(*layout_index) else {
+                continue;
+            };
+            let (Some(id), Some(r)) = (node_of(l), text.bounds.get(t)) else {
+                continue;
+            };
+            let start = text.start.get(t).copied().unwrap_or(0) as f64 + text_start.get(l).copied().unwrap_or(0) as f64;
+            let length = text.length.get(t).copied().unwrap_or(0) as f64;
+            let [x, y, w, h] = moved(*r);
+            out.nodes[id].text_boxes.push([x, y, w, h, start, length]);
         }
+    }
+}
+
+impl<'s> Builder<'s, '_> {
+    /// The index of a computed style in the shared table, added when new.
+    fn intern_style(&mut self, snapshot: &'s Snapshot<'_>, key: &'s [i32]) -> usize {
+        let next = self.styles.len();
+        let id = *self.style_ids.entry(key).or_insert(next);
+        if id == next {
+            self.styles
+                .push(key.iter().map(|s| snapshot.string(*s).unwrap_or_default()).collect());
+        }
+        id
     }
 }
 
@@ -518,8 +849,9 @@ mod tests {
         let parts = [Part {
             snapshot: Snapshot::parse(&reply).unwrap(),
             owner: None,
+            details: Details::default(),
         }];
-        let dom = dom(&parts);
+        let dom = dom(&parts, &[], Vec::new());
         assert_eq!(dom.nodes.len(), 6);
         assert_eq!(dom.styles, vec![vec!["block", "red"], vec!["inline", "red"]]);
         let body = &dom.nodes[2];
@@ -580,6 +912,7 @@ mod tests {
                 Part {
                     snapshot: Snapshot::parse(&page).unwrap(),
                     owner: None,
+                    details: Details::default(),
                 },
                 Part {
                     snapshot: Snapshot::parse(&frame).unwrap(),
@@ -587,11 +920,12 @@ mod tests {
                         part: 0,
                         backend_node_id: owner,
                     }),
+                    details: Details::default(),
                 },
             ]
         };
         let stitched = parts(42);
-        let dom = dom(&stitched);
+        let dom = dom(&stitched, &[], Vec::new());
         assert_eq!(dom.nodes.len(), 4);
         let (frame_document, text) = (&dom.nodes[2], &dom.nodes[3]);
         assert_eq!(
@@ -615,6 +949,7 @@ mod tests {
             Part {
                 snapshot: Snapshot::parse(&page).unwrap(),
                 owner: None,
+                details: Details::default(),
             },
             Part {
                 snapshot: Snapshot::parse(&error).unwrap(),
@@ -622,9 +957,10 @@ mod tests {
                     part: 0,
                     backend_node_id: 42,
                 }),
+                details: Details::default(),
             },
         ];
-        assert_eq!(super::dom(&with_error).nodes.len(), 2, "only the page's nodes");
+        assert_eq!(super::dom(&with_error, &[], Vec::new()).nodes.len(), 2, "only the page's nodes");
 
         // A frame whose snapshot did not parse is an empty part: the parts
         // after it keep their numbers and their places.
@@ -632,6 +968,7 @@ mod tests {
             Part {
                 snapshot: Snapshot::parse(&page).unwrap(),
                 owner: None,
+                details: Details::default(),
             },
             Part {
                 snapshot: Snapshot::default(),
@@ -639,6 +976,7 @@ mod tests {
                     part: 0,
                     backend_node_id: 42,
                 }),
+                details: Details::default(),
             },
             Part {
                 snapshot: Snapshot::parse(&frame).unwrap(),
@@ -646,15 +984,16 @@ mod tests {
                     part: 0,
                     backend_node_id: 42,
                 }),
+                details: Details::default(),
             },
         ];
-        let dom = super::dom(&after_empty);
+        let dom = super::dom(&after_empty, &[], Vec::new());
         assert_eq!(dom.nodes.len(), 4);
         assert_eq!(dom.nodes[2].parent, Some(1));
         assert_eq!(dom.nodes[3].layout_box, Some([110.0, 160.0, 50.0, 18.0]));
 
         // A frame whose owner is not found cannot be placed: left empty too.
         let orphan = parts(7);
-        assert_eq!(super::dom(&orphan).nodes.len(), 2, "only the page's nodes");
+        assert_eq!(super::dom(&orphan, &[], Vec::new()).nodes.len(), 2, "only the page's nodes");
     }
 }

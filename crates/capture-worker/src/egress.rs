@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use page_import_contract::capture::BlockedRequest;
 use page_import_contract::ip;
-use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
@@ -134,13 +134,6 @@ impl Upstream {
 struct UpstreamFailure {
     authority: String,
     kind: Upstream,
-}
-
-/// One refused request, as the manifest lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct BlockedRequest {
-    pub url: String,
-    pub reason: String,
 }
 
 #[derive(Default)]

@@ -3,7 +3,9 @@
 //! message (safe to show the user) and whether another attempt might
 //! succeed. Call sites say what happened; they never decide `retryable`.
 
-use crate::egress::{BlockedRequest, Upstream};
+use page_import_contract::capture::BlockedRequest;
+
+use crate::egress::Upstream;
 
 /// What went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 //! redelivered message finds what the first delivery stored and reports
 //! exactly that, so no second manifest with another hash can appear.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,6 +15,10 @@ use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
+use page_import_contract::capture::{
+    asset_object, Asset, CaptureManifest, PageInfo, Readiness, ScreenshotInfo, SourceInfo, UsedFont, WorkerInfo,
+    FAILURE_OBJECT, MANIFEST_OBJECT, MANIFEST_VERSION, SCREENSHOT_OBJECT,
+};
 use page_import_contract::job::{s3_url, CaptureJob};
 use page_import_contract::manifest::{CaptureHash, ManifestIdentity};
 use sha2::{Digest, Sha256};
@@ -21,10 +26,10 @@ use sha2::{Digest, Sha256};
 use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
 use crate::capture::{self, CaptureSettings, Captured};
-use crate::dom::{self, Dom, Part, Snapshot};
+use crate::dom::{self, Details, Part, Snapshot};
 use crate::egress::EgressPolicy;
 use crate::failure::{Cause, Failure};
-use crate::manifest::{self, AssetInfo, FailureRecord, Manifest};
+use crate::manifest::{self, FailureRecord};
 
 pub struct Worker {
     pub s3: aws_sdk_s3::Client,
@@ -72,7 +77,10 @@ impl Worker {
     async fn handle_inner(&self, job: &CaptureJob<'_>) -> Result<Answer, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
-        let (manifest_key, failure_key) = (format!("{prefix}capture.json"), format!("{prefix}failure.json"));
+        let (manifest_key, failure_key) = (
+            format!("{prefix}{MANIFEST_OBJECT}"),
+            format!("{prefix}{FAILURE_OBJECT}"),
+        );
         let (earlier_manifest, earlier_failure) =
             tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key));
         let body = if let Some(manifest) = earlier_manifest? {
@@ -101,21 +109,24 @@ impl Worker {
             let elapsed = started.elapsed();
             metrics::histogram!("worker_capture_seconds").record(elapsed.as_secs_f64());
             match outcome {
-                Ok(captured) => match parse_snapshot(&captured) {
-                    Ok(parts) => {
-                        metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
-                        let manifest = self.store_capture(job, &captured, dom::dom(&parts)).await?;
-                        completed_body(job, &manifest)
+                Ok(mut captured) => {
+                    let details = std::mem::take(&mut captured.answers.details);
+                    match parse_snapshot(&captured, details) {
+                        Ok(parts) => {
+                            metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
+                            let manifest = self.store_capture(job, &captured, &parts).await?;
+                            completed_body(job, &manifest)
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, "the DOM snapshot did not parse");
+                            let failure = Failure {
+                                cause: Cause::CaptureError,
+                                blocked: captured.blocked,
+                            };
+                            self.store_failure(job, failure, elapsed).await?
+                        }
                     }
-                    Err(e) => {
-                        tracing::error!(error = %e, "the DOM snapshot did not parse");
-                        let failure = Failure {
-                            cause: Cause::CaptureError,
-                            blocked: captured.blocked,
-                        };
-                        self.store_failure(job, failure, elapsed).await?
-                    }
-                },
+                }
                 Err(failure) => self.store_failure(job, failure, elapsed).await?,
             }
         };
@@ -147,7 +158,7 @@ impl Worker {
             blocked_requests: failure.blocked,
         };
         let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
-        let key = format!("{}failure.json", job.artifacts.prefix);
+        let key = format!("{}{FAILURE_OBJECT}", job.artifacts.prefix);
         let stored = match self
             .put_if_absent(&job.artifacts.bucket, &key, bytes.into(), "application/json")
             .await?
@@ -160,27 +171,46 @@ impl Worker {
     }
 
     /// Uploads assets, the screenshot and last the manifest; returns the
-    /// manifest bytes as stored.
+    /// manifest bytes as stored. One asset entry per stored object: a font
+    /// the page preloaded and then used is one file.
     async fn store_capture(
         &self,
         job: &CaptureJob<'_>,
         captured: &Captured,
-        dom: Dom<'_>,
+        parts: &[Part<'_>],
     ) -> Result<Bytes, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
-        let screenshot_key = format!("{prefix}screenshot.png");
-        let mut assets = Vec::with_capacity(captured.assets.len());
-        let mut uploads = Vec::with_capacity(captured.assets.len());
-        for asset in &captured.assets {
-            let sha256 = hex::encode(Sha256::digest(&asset.bytes));
-            let key = format!("{prefix}assets/{sha256}.{}", manifest::extension(&asset.mime_type));
-            uploads.push(self.put(bucket, key.clone(), asset.bytes.clone(), &asset.mime_type));
-            assets.push(AssetInfo {
-                url: &asset.url,
-                kind: asset.kind,
-                mime_type: &asset.mime_type,
-                bytes: asset.bytes.len(),
+        let screenshot_key = format!("{prefix}{SCREENSHOT_OBJECT}");
+        let images = &captured.answers.images;
+        let mut assets: Vec<Asset<'_>> = Vec::with_capacity(captured.assets.len() + images.len());
+        let mut uploads = Vec::with_capacity(assets.capacity());
+        let mut stored: HashSet<String> = HashSet::new();
+        let mut key_of_url: HashMap<&str, String> = HashMap::new();
+        let mut image_keys = Vec::with_capacity(images.len());
+        let bodies = captured
+            .assets
+            .iter()
+            .map(|a| (Some(a.url.as_str()), a.kind, a.mime_type.as_str(), &a.bytes));
+        let pixels = images.iter().map(|i| (None, i.kind, "image/png", &i.png));
+        for (url, kind, mime_type, bytes) in bodies.chain(pixels) {
+            let sha256 = hex::encode(Sha256::digest(bytes));
+            let key = format!("{prefix}{}", asset_object(&sha256, manifest::extension(mime_type)));
+            match url {
+                Some(url) => {
+                    key_of_url.insert(url, key.clone());
+                }
+                None => image_keys.push(key.clone()),
+            }
+            if !stored.insert(key.clone()) {
+                continue;
+            }
+            uploads.push(self.put(bucket, key.clone(), bytes.clone(), mime_type));
+            assets.push(Asset {
+                url,
+                kind,
+                mime_type,
+                bytes: bytes.len(),
                 sha256,
                 key,
             });
@@ -198,50 +228,62 @@ impl Worker {
         };
         let (pixel_width, pixel_height) = manifest::png_size(&screenshot).unwrap_or((0, 0));
         let browser = self.browsers.version().await;
-        let manifest = Manifest {
+        let fonts = captured
+            .answers
+            .fonts
+            .iter()
+            .map(|f| UsedFont {
+                family: f.family.clone(),
+                post_script_name: f.post_script_name.clone(),
+                custom: f.custom,
+                asset: f.src.as_deref().and_then(|src| key_of_url.get(src)).cloned(),
+            })
+            .collect();
+        let manifest = CaptureManifest {
             identity: ManifestIdentity {
                 schema_version: 1,
                 page_import_id: &job.page_import_id,
                 attempt: job.attempt,
                 nonce: &job.nonce,
             },
+            manifest_version: MANIFEST_VERSION,
             captured_at: now_rfc3339(),
-            worker: manifest::WorkerInfo {
+            worker: WorkerInfo {
                 version: env!("CARGO_PKG_VERSION"),
                 browser: &browser,
             },
-            source: manifest::SourceInfo {
+            source: SourceInfo {
                 requested_url: &captured.requested_url,
                 final_url: &captured.final_url,
                 http_status: captured.http_status,
                 title: &captured.title,
             },
             viewport: job.viewport,
-            page: manifest::PageInfo {
+            page: PageInfo {
                 content_height: captured.content_height,
                 captured_height: captured.captured_height,
                 truncated: captured.truncated,
             },
-            readiness: manifest::Readiness {
+            readiness: Readiness {
                 ready_selector: job.ready_selector.as_deref(),
                 matched: captured.ready_matched,
             },
-            screenshot: manifest::ScreenshotInfo {
+            screenshot: ScreenshotInfo {
                 key: &screenshot_key,
                 pixel_width,
                 pixel_height,
                 sha256: hex::encode(Sha256::digest(&screenshot)),
             },
             assets,
-            fonts: &captured.fonts,
+            fonts: captured.fonts.clone(),
             blocked_requests: &captured.blocked,
             timings: &captured.timings,
-            dom,
+            dom: dom::dom(parts, &image_keys, fonts),
         };
         let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
         drop(manifest);
         metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);
-        let key = format!("{prefix}capture.json");
+        let key = format!("{prefix}{MANIFEST_OBJECT}");
         match self
             .put_if_absent(bucket, &key, bytes.clone(), "application/json")
             .await?
@@ -308,8 +350,9 @@ impl Worker {
 
 /// The page's snapshot must parse; a frame's that does not is left empty
 /// (an empty part keeps the parts' numbering, which owners refer to).
-fn parse_snapshot(captured: &Captured) -> Result<Vec<Part<'_>>, serde_json::Error> {
+fn parse_snapshot(captured: &Captured, details: Vec<Details>) -> Result<Vec<Part<'_>>, serde_json::Error> {
     let mut parts = Vec::with_capacity(captured.snapshot.len());
+    let mut details = details.into_iter();
     for (i, part) in captured.snapshot.iter().enumerate() {
         let snapshot = match Snapshot::parse(&part.reply) {
             Ok(snapshot) => snapshot,
@@ -322,6 +365,7 @@ fn parse_snapshot(captured: &Captured) -> Result<Vec<Part<'_>>, serde_json::Erro
         parts.push(Part {
             snapshot,
             owner: part.owner,
+            details: details.next().unwrap_or_default(),
         });
     }
     Ok(parts)
@@ -335,9 +379,9 @@ fn completed_body(job: &CaptureJob<'_>, manifest: &[u8]) -> CallbackBody {
         attempt: job.attempt.into(),
         nonce: job.nonce.to_string(),
         outcome: Outcome::Completed,
-        result_url: Some(s3_url(bucket, &format!("{prefix}capture.json"))),
+        result_url: Some(s3_url(bucket, &format!("{prefix}{MANIFEST_OBJECT}"))),
         capture_hash: Some(CaptureHash::from_digest(Sha256::digest(manifest).into()).to_string()),
-        screenshot_url: Some(s3_url(bucket, &format!("{prefix}screenshot.png"))),
+        screenshot_url: Some(s3_url(bucket, &format!("{prefix}{SCREENSHOT_OBJECT}"))),
         ..Default::default()
     }
 }
@@ -350,7 +394,7 @@ fn failed_body(job: &CaptureJob<'_>, message: &str, retryable: bool) -> Callback
         attempt: job.attempt.into(),
         nonce: job.nonce.to_string(),
         outcome: Outcome::Failed,
-        result_url: Some(s3_url(bucket, &format!("{prefix}failure.json"))),
+        result_url: Some(s3_url(bucket, &format!("{prefix}{FAILURE_OBJECT}"))),
         error_message: Some(message.to_owned()),
         retryable: Some(retryable),
         ..Default::default()

@@ -1,82 +1,9 @@
-//! `capture.json` and `failure.json` as the worker writes them (SPEC §10).
+//! `failure.json` as the worker writes it (SPEC §10), and what the worker
+//! reads off the bytes it stores. `capture.json`'s types are the contract's
+//! ([`page_import_contract::capture`]).
 
-use page_import_contract::manifest::ManifestIdentity;
+use page_import_contract::capture::BlockedRequest;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
-use crate::capture::Timings;
-use crate::dom::Dom;
-use crate::egress::BlockedRequest;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Manifest<'a> {
-    /// `schemaVersion`, `pageImportId`, `attempt`, `nonce`, first.
-    #[serde(flatten)]
-    pub identity: ManifestIdentity<'a>,
-    pub captured_at: String,
-    pub worker: WorkerInfo<'a>,
-    pub source: SourceInfo<'a>,
-    pub viewport: page_import_contract::job::Viewport,
-    pub page: PageInfo,
-    pub readiness: Readiness<'a>,
-    pub screenshot: ScreenshotInfo<'a>,
-    pub assets: Vec<AssetInfo<'a>>,
-    pub fonts: &'a Value,
-    pub blocked_requests: &'a [BlockedRequest],
-    pub timings: &'a Timings,
-    pub dom: Dom<'a>,
-}
-
-#[derive(Serialize)]
-pub struct WorkerInfo<'a> {
-    pub version: &'a str,
-    pub browser: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SourceInfo<'a> {
-    pub requested_url: &'a str,
-    pub final_url: &'a str,
-    pub http_status: Option<u16>,
-    pub title: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PageInfo {
-    pub content_height: u32,
-    pub captured_height: u32,
-    pub truncated: bool,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Readiness<'a> {
-    pub ready_selector: Option<&'a str>,
-    pub matched: Option<bool>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ScreenshotInfo<'a> {
-    pub key: &'a str,
-    pub pixel_width: u32,
-    pub pixel_height: u32,
-    pub sha256: String,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AssetInfo<'a> {
-    pub url: &'a str,
-    pub kind: &'a str,
-    pub mime_type: &'a str,
-    pub bytes: usize,
-    pub sha256: String,
-    pub key: String,
-}
 
 /// `failure.json`: enough to send the same `failed` callback again.
 #[derive(Serialize, Deserialize)]

@@ -9,19 +9,21 @@
 //! [`PageState`]: network idle waits for every frame, and the frame is
 //! snapshotted through its own session.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
+use page_import_contract::capture::{AssetKind, FontFace};
 use page_import_contract::job::Viewport;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Connection, Event, Reply};
-use crate::dom::Owner;
+use crate::dom::{Details, Owner, Questions};
+use crate::egress::authority_of;
 use crate::failure::{Cause, Failure};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,6 +34,17 @@ pub const QUIET_PERIOD: Duration = Duration::from_millis(200);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
+/// The scroll pass (SPEC §11): at most this long, this long at each step.
+pub const REVEAL_BUDGET: Duration = Duration::from_secs(3);
+const REVEAL_PAUSE: Duration = Duration::from_millis(100);
+/// The page has stopped changing: no mutation, drawing or layout change
+/// for this long, waited for at most `QUIET_TIMEOUT`.
+pub const PAGE_QUIET: Duration = Duration::from_millis(500);
+pub const QUIET_TIMEOUT: Duration = Duration::from_secs(5);
+/// Canvases and videos whose pixels are kept, at most.
+const MAX_ELEMENT_IMAGES: usize = 64;
+/// The worker's watcher in the page (see the file).
+const PAGE_SCRIPT: &str = include_str!("page.js");
 /// Response bodies Chromium keeps for `Network.getResponseBody`.
 const NETWORK_BUFFERS: (u64, u64) = (256 * 1024 * 1024, 64 * 1024 * 1024);
 
@@ -48,6 +61,10 @@ pub struct PageState {
     resources: HashMap<String, Resource>,
     /// Cross-site frames attached in their own sessions, parents first.
     frames: Vec<Frame>,
+    /// Web fonts Chromium loaded: the family their file names, and its URL.
+    web_fonts: Vec<(String, String)>,
+    /// `host:port` of everything the page's documents asked for.
+    requested: HashSet<String>,
 }
 
 /// A cross-site frame's session.
@@ -63,7 +80,7 @@ pub struct Frame {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Resource {
     url: String,
-    kind: &'static str,
+    kind: AssetKind,
     mime_type: String,
     session: String,
     finished: bool,
@@ -76,6 +93,8 @@ impl PageState {
         let request_id = || p["requestId"].as_str().unwrap_or_default().to_owned();
         match event.method.as_str() {
             "Network.requestWillBeSent" => {
+                self.requested
+                    .extend(p["request"]["url"].as_str().and_then(authority_of));
                 let frame = (p["type"] == "Document").then(|| p["frameId"].as_str().unwrap_or_default().to_owned());
                 self.in_flight.insert(request_id(), frame);
                 self.last_activity = Some(Instant::now());
@@ -91,9 +110,9 @@ impl PageState {
                         }
                         return;
                     }
-                    Some("Image") => "image",
-                    Some("Stylesheet") => "stylesheet",
-                    Some("Font") => "font",
+                    Some("Image") => AssetKind::Image,
+                    Some("Stylesheet") => AssetKind::Stylesheet,
+                    Some("Font") => AssetKind::Font,
                     _ => return,
                 };
                 if url.starts_with("http") && (200..300).contains(&status) {
@@ -139,6 +158,15 @@ impl PageState {
                 let gone = p["sessionId"].as_str().unwrap_or_default();
                 self.frames.retain(|f| f.session != gone);
             }
+            "Network.webSocketCreated" => {
+                self.requested.extend(p["url"].as_str().and_then(authority_of));
+            }
+            "CSS.fontsUpdated" => {
+                let font = &p["font"];
+                if let (Some(family), Some(src)) = (font["platformFontFamily"].as_str(), font["src"].as_str()) {
+                    self.web_fonts.push((family.to_owned(), src.to_owned()));
+                }
+            }
             "Page.loadEventFired" if main => self.load_fired = true,
             "Inspector.targetCrashed" if main => self.crashed = true,
             _ => {}
@@ -148,6 +176,12 @@ impl PageState {
     /// Nothing in flight and nothing started or ended for `quiet`.
     pub fn network_idle(&self, quiet: Duration) -> bool {
         self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
+    }
+
+    /// Whether the page's documents asked for anything at `authority`
+    /// (`host:port`, as the egress proxy names a tunnel).
+    pub fn requested(&self, authority: &str) -> bool {
+        self.requested.contains(authority)
     }
 }
 
@@ -171,7 +205,7 @@ pub struct Screenshot {
 pub struct About {
     pub title: String,
     pub url: String,
-    pub fonts: Value,
+    pub fonts: Vec<FontFace>,
 }
 
 /// A snapshot of one part of the page: the page's own session first, then
@@ -179,13 +213,39 @@ pub struct About {
 pub struct PartSnapshot {
     pub reply: Reply,
     pub owner: Option<Owner>,
+    /// The session it was taken in, which can answer questions about it.
+    pub session: String,
 }
 
 pub struct AssetBody {
     pub url: String,
-    pub kind: &'static str,
+    pub kind: AssetKind,
     pub mime_type: String,
     pub bytes: Bytes,
+}
+
+/// A font that drew text, and the URL of its file when it is a web font.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FontUse {
+    pub family: String,
+    pub post_script_name: String,
+    pub custom: bool,
+    pub src: Option<String>,
+}
+
+/// The pixels of a canvas or video as a PNG.
+pub struct ElementImage {
+    pub kind: AssetKind,
+    pub png: Bytes,
+}
+
+/// What every part's [`Questions`] were answered with: per part its
+/// [`Details`], and the tables they index.
+#[derive(Default)]
+pub struct Answers {
+    pub details: Vec<Details>,
+    pub fonts: Vec<FontUse>,
+    pub images: Vec<ElementImage>,
 }
 
 /// A page in its own browser context. [`Page::close`] disposes of the
@@ -254,6 +314,8 @@ impl Page {
         self.call("Page.enable", json!({})).await?;
         enable_network(&self.cdp, &self.session).await?;
         self.call("Inspector.enable", json!({})).await?;
+        self.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": PAGE_SCRIPT}))
+            .await?;
         self.call(
             "Emulation.setDeviceMetricsOverride",
             json!({
@@ -336,14 +398,86 @@ impl Page {
             COMMAND_TIMEOUT,
         )
         .await?;
-        let deadline = Instant::now() + SETTLE_TIMEOUT;
-        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(QUIET_PERIOD) {
-            tokio::time::sleep(POLL).await;
-        }
+        self.network_quiet(Instant::now() + SETTLE_TIMEOUT).await;
         let _ = self
             .evaluate("document.fonts.ready.then(() => true)", true, FONTS_TIMEOUT)
             .await;
         Ok(())
+    }
+
+    /// The scroll pass (SPEC §11): the page scrolled from top to bottom in
+    /// viewport steps, up to `max_height` CSS px and [`REVEAL_BUDGET`],
+    /// pausing at each step so what appears in view can appear; then back
+    /// to the top without the page's scroll listeners hearing it (see
+    /// `page.js`), and the network waited for again (bounded).
+    pub async fn reveal(&self, max_height: u32) -> Result<(), Failure> {
+        let pass = format!(
+            r#"(async (maxHeight, budget, pause) => {{
+                const s = window.__pageImportCapture;
+                const raf = s ? s.raf : requestAnimationFrame;
+                const frame = () => new Promise((r) => raf(() => raf(r)));
+                if (s) s.hold = true;
+                const started = performance.now();
+                const step = Math.max(innerHeight, 100);
+                const bottom = () => Math.min(document.documentElement.scrollHeight, maxHeight);
+                let steps = 0;
+                for (let y = step; y < bottom() && performance.now() - started < budget; y += step) {{
+                    scrollTo(0, y);
+                    steps++;
+                    await frame();
+                    await new Promise((r) => setTimeout(r, pause));
+                }}
+                if (steps) {{
+                    if (s) s.muteScroll = true;
+                    scrollTo(0, 0);
+                    await frame();
+                    if (s) s.muteScroll = false;
+                }}
+                return steps;
+            }})({max_height}, {budget}, {pause})"#,
+            budget = REVEAL_BUDGET.as_millis(),
+            pause = REVEAL_PAUSE.as_millis(),
+        );
+        let steps = self.evaluate(&pass, true, REVEAL_BUDGET + COMMAND_TIMEOUT).await?;
+        if steps.as_u64().unwrap_or(0) > 0 {
+            self.network_quiet(Instant::now() + SETTLE_TIMEOUT).await;
+        }
+        Ok(())
+    }
+
+    /// Runs finite CSS animations and transitions to their end and pauses
+    /// infinite ones, until the page has stopped changing for [`PAGE_QUIET`]
+    /// (no DOM mutation, no requestAnimationFrame drawing, no change of the
+    /// document's size, the network idle) or [`QUIET_TIMEOUT`] has passed.
+    pub async fn quiet(&self) -> Result<(), Failure> {
+        const PROBE: &str = r#"(() => {
+            for (const a of document.getAnimations()) {
+                try {
+                    if (a.playState !== 'running') continue;
+                    const t = a.effect && a.effect.getComputedTiming();
+                    if (t && Number.isFinite(t.endTime)) a.finish(); else a.pause();
+                } catch (e) {}
+            }
+            const s = window.__pageImportCapture;
+            const d = document.documentElement;
+            if (!s || !d) return 1e9;
+            const size = d.scrollWidth + 'x' + d.scrollHeight;
+            if (size !== s.size) { s.size = size; s.lastChange = performance.now(); }
+            return performance.now() - s.lastChange;
+        })()"#;
+        let deadline = Instant::now() + QUIET_TIMEOUT;
+        loop {
+            let still_ms = self
+                .evaluate(PROBE, false, COMMAND_TIMEOUT)
+                .await?
+                .as_f64()
+                .unwrap_or(f64::MAX);
+            let still = still_ms >= PAGE_QUIET.as_millis() as f64 && self.state().network_idle(QUIET_PERIOD);
+            if still || Instant::now() >= deadline || self.crashed() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// A full-page PNG of `width` CSS px, at most `max_height` CSS px tall.
@@ -417,6 +551,7 @@ impl Page {
         let mut parts = vec![PartSnapshot {
             reply: page?,
             owner: None,
+            session: self.session.clone(),
         }];
         // Parts are numbered by session: the page is 0, frames follow in
         // the order they attached, so a frame's parent is an earlier part.
@@ -436,9 +571,215 @@ impl Page {
                     part: parent,
                     backend_node_id,
                 }),
+                session: frame.session.clone(),
             });
         }
         Ok(parts)
+    }
+
+    /// Asks Chromium what each part's snapshot does not tell (see
+    /// [`Questions`]), in the session the part was taken in: the fonts that
+    /// drew its text (one `CSS.getPlatformFontsForNode` per node, all of
+    /// them in flight at once), the pixels of its canvases and videos, and
+    /// which ambiguous elements host a shadow root. A question Chromium
+    /// cannot answer stays unanswered.
+    pub async fn answer(&self, questions: &[(String, Questions)]) -> Answers {
+        let mut answers = Answers::default();
+        let mut font_ids: HashMap<FontUse, usize> = HashMap::new();
+        let mut images_left = MAX_ELEMENT_IMAGES;
+        for (session, asked) in questions {
+            let mut details = Details::default();
+            let (fonts, hosts) = tokio::join!(
+                self.fonts_of(session, &asked.text_nodes),
+                self.shadow_hosts(session, &asked.maybe_hosts),
+            );
+            details.hosts = hosts;
+            let web_fonts = self.state().web_fonts.clone();
+            for (node, used) in fonts {
+                let ids = used
+                    .into_iter()
+                    .map(|mut font| {
+                        if font.custom {
+                            font.src = web_fonts
+                                .iter()
+                                .find(|(family, _)| *family == font.family)
+                                .map(|(_, src)| src.clone());
+                        }
+                        let next = answers.fonts.len();
+                        *font_ids.entry(font.clone()).or_insert_with(|| {
+                            answers.fonts.push(font);
+                            next
+                        })
+                    })
+                    .collect();
+                details.fonts.insert(node, ids);
+            }
+            let wanted = &asked.pixels[..asked.pixels.len().min(images_left)];
+            images_left -= wanted.len();
+            let pixels = futures::future::join_all(
+                wanted
+                    .iter()
+                    .map(|(node, kind)| async move { (*node, *kind, self.pixels_of(session, *node).await) }),
+            )
+            .await;
+            for (node, kind, png) in pixels {
+                if let Some(png) = png {
+                    details.pixels.insert(node, answers.images.len());
+                    answers.images.push(ElementImage { kind, png });
+                }
+            }
+            answers.details.push(details);
+        }
+        answers
+    }
+
+    /// The fonts that drew each node's text, most glyphs first.
+    async fn fonts_of(&self, session: &str, nodes: &[i64]) -> Vec<(i64, Vec<FontUse>)> {
+        if nodes.is_empty() {
+            return Vec::new();
+        }
+        let cdp = &self.cdp;
+        let call = |method: &'static str, params: Value| cdp.call(Some(session), method, params, COMMAND_TIMEOUT);
+        // CSS needs DOM; enabling CSS also reports the web fonts loaded
+        // (`CSS.fontsUpdated`), which names their files.
+        let ready = async {
+            call("DOM.enable", json!({})).await?;
+            call("CSS.enable", json!({})).await?;
+            call("DOM.getDocument", json!({"depth": 0})).await?;
+            call("DOM.pushNodesByBackendIdsToFrontend", json!({"backendNodeIds": nodes})).await
+        };
+        let pushed = match ready.await {
+            Ok(pushed) => pushed,
+            Err(e) => {
+                tracing::debug!(error = %e, "fonts could not be asked for");
+                return Vec::new();
+            }
+        };
+        let node_ids: Vec<i64> = pushed["nodeIds"]
+            .as_array()
+            .map(|ids| ids.iter().map(|id| id.as_i64().unwrap_or(0)).collect())
+            .unwrap_or_default();
+        let asked = nodes.iter().zip(node_ids).filter(|(_, id)| *id != 0);
+        futures::future::join_all(asked.map(|(backend, node_id)| async move {
+            let fonts = call("CSS.getPlatformFontsForNode", json!({"nodeId": node_id}))
+                .await
+                .ok()?;
+            let mut fonts: Vec<(u64, FontUse)> = fonts["fonts"]
+                .as_array()?
+                .iter()
+                .map(|f| {
+                    let font = FontUse {
+                        family: f["familyName"].as_str().unwrap_or_default().to_owned(),
+                        post_script_name: f["postScriptName"].as_str().unwrap_or_default().to_owned(),
+                        custom: f["isCustomFont"].as_bool().unwrap_or(false),
+                        src: None,
+                    };
+                    (f["glyphCount"].as_u64().unwrap_or(0), font)
+                })
+                .collect();
+            fonts.sort_by_key(|(glyphs, _)| std::cmp::Reverse(*glyphs));
+            Some((*backend, fonts.into_iter().map(|(_, f)| f).collect()))
+        }))
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// Of `candidates`, the elements that host a shadow root.
+    async fn shadow_hosts(&self, session: &str, candidates: &[i64]) -> HashSet<i64> {
+        let described = futures::future::join_all(candidates.iter().map(|node| async move {
+            let described = self
+                .cdp
+                .call(
+                    Some(session),
+                    "DOM.describeNode",
+                    json!({"backendNodeId": node, "depth": 1, "pierce": true}),
+                    COMMAND_TIMEOUT,
+                )
+                .await
+                .ok()?;
+            let hosts = described["node"]["shadowRoots"]
+                .as_array()
+                .is_some_and(|r| !r.is_empty());
+            hosts.then_some(*node)
+        }))
+        .await;
+        described.into_iter().flatten().collect()
+    }
+
+    /// A canvas's or video's pixels as a PNG: read from the element when
+    /// the page allows it, else (a tainted or blank-reading canvas in the
+    /// page's own session) cut from a screenshot at its box.
+    async fn pixels_of(&self, session: &str, node: i64) -> Option<Bytes> {
+        const READ: &str = r#"function () {
+            try {
+                let c = this;
+                if (this instanceof HTMLVideoElement) {
+                    if (!this.videoWidth) return null;
+                    c = document.createElement('canvas');
+                    c.width = this.videoWidth;
+                    c.height = this.videoHeight;
+                    c.getContext('2d').drawImage(this, 0, 0);
+                }
+                if (!c.width || !c.height) return null;
+                const url = c.toDataURL('image/png');
+                const blank = document.createElement('canvas');
+                blank.width = c.width;
+                blank.height = c.height;
+                return url === blank.toDataURL('image/png') ? null : url;
+            } catch (e) {
+                return null;
+            }
+        }"#;
+        let call = |method: &'static str, params: Value, timeout| self.cdp.call(Some(session), method, params, timeout);
+        let object = call("DOM.resolveNode", json!({"backendNodeId": node}), COMMAND_TIMEOUT)
+            .await
+            .ok()?;
+        let read = call(
+            "Runtime.callFunctionOn",
+            json!({"objectId": object["object"]["objectId"], "functionDeclaration": READ, "returnByValue": true}),
+            COMMAND_TIMEOUT,
+        )
+        .await
+        .ok()?;
+        if let Some(url) = read["result"]["value"].as_str() {
+            let data = url.strip_prefix("data:image/png;base64,")?;
+            return STANDARD.decode(data).ok().map(Bytes::from);
+        }
+        if session != self.session {
+            return None;
+        }
+        let model = call("DOM.getBoxModel", json!({"backendNodeId": node}), COMMAND_TIMEOUT)
+            .await
+            .ok()?;
+        let quad: Vec<f64> = model["model"]["border"]
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_f64)
+            .collect();
+        let xs = quad.iter().step_by(2);
+        let ys = quad.iter().skip(1).step_by(2);
+        let (x, y) = (
+            xs.clone().copied().fold(f64::MAX, f64::min),
+            ys.clone().copied().fold(f64::MAX, f64::min),
+        );
+        let (right, bottom) = (
+            xs.copied().fold(f64::MIN, f64::max),
+            ys.copied().fold(f64::MIN, f64::max),
+        );
+        if quad.len() != 8 || right <= x || bottom <= y {
+            return None;
+        }
+        let shot = call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true, "fromSurface": true,
+                   "clip": {"x": x, "y": y, "width": right - x, "height": bottom - y, "scale": 1}}),
+            HEAVY_TIMEOUT,
+        )
+        .await
+        .ok()?;
+        STANDARD.decode(shot["data"].as_str()?).ok().map(Bytes::from)
     }
 
     pub async fn about(&self) -> Result<About, Failure> {
@@ -455,7 +796,7 @@ impl Page {
         Ok(About {
             title: about["title"].as_str().unwrap_or_default().to_owned(),
             url: about["url"].as_str().unwrap_or_default().to_owned(),
-            fonts,
+            fonts: serde_json::from_value(fonts).unwrap_or_default(),
         })
     }
 
@@ -512,6 +853,18 @@ impl Page {
         let _ = dispose(&self.cdp, &self.context_id).await;
     }
 
+    /// Waits for network idle in every frame, until `deadline`.
+    async fn network_quiet(&self, deadline: Instant) {
+        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(QUIET_PERIOD) {
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    /// Whether the page's documents asked for anything at `authority`.
+    pub fn requested(&self, authority: &str) -> bool {
+        self.state().requested(authority)
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, PageState> {
         self.state.lock().expect("page state lock")
     }
@@ -555,8 +908,8 @@ impl Page {
 
 /// Feeds `session`'s events into `state` and sets up every target attached
 /// below it: a cross-site frame gets its network events and the same
-/// auto-attach (so its own frames are found), then runs; any other target
-/// (a worker) just runs.
+/// auto-attach (so its own frames are found), then runs; a worker gets its
+/// network events, then runs.
 fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>) {
     let mut events = cdp.subscribe(session);
     let (cdp, session, state) = (cdp.clone(), session.to_owned(), state.clone());
@@ -564,14 +917,19 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
         while let Some(event) = events.recv().await {
             if event.method == "Target.attachedToTarget" {
                 let child = event.params["sessionId"].as_str().unwrap_or_default().to_owned();
-                let frame = event.params["targetInfo"]["type"] == "iframe";
-                if frame {
+                let kind = event.params["targetInfo"]["type"].as_str().unwrap_or_default();
+                let frame = kind == "iframe";
+                // A worker's requests are the page's too (egress, network idle).
+                let watched = frame || kind.ends_with("worker");
+                if watched {
                     watch(&cdp, &child, false, &state);
                 }
                 let cdp = cdp.clone();
                 tokio::spawn(async move {
-                    if frame {
+                    if watched {
                         let _ = enable_network(&cdp, &child).await;
+                    }
+                    if frame {
                         let _ = auto_attach(&cdp, &child).await;
                     }
                     let _ = cdp
@@ -698,7 +1056,7 @@ mod tests {
         assert!(!state.resources["1"].finished);
         state.apply("F", false, &event("Network.loadingFinished", json!({"requestId": "1"})));
         let kept = &state.resources["1"];
-        assert_eq!((kept.session.as_str(), kept.kind, kept.finished), ("F", "image", true));
+        assert_eq!((kept.session.as_str(), kept.kind, kept.finished), ("F", AssetKind::Image, true));
     }
 
     #[test]

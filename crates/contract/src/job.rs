@@ -29,7 +29,7 @@ pub struct Source<'a> {
     pub url: Cow<'a, str>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Viewport {
     pub width: i32,

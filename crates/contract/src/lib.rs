@@ -3,11 +3,13 @@
 //!
 //! - [`job`]: the SQS capture message and the artifact prefix of an attempt;
 //! - [`manifest`]: the identity fields `capture.json` must start with;
+//! - [`capture`]: the whole of `capture.json` (SPEC §10, §11) and its JSON Schema;
 //! - [`callback`]: the signed webhook's body and its client-safe message rule;
 //! - [`webhook`]: Standard Webhooks signing and verification;
 //! - [`ip`] and [`source_url`]: which addresses and hosts are public.
 
 pub mod callback;
+pub mod capture;
 pub mod ip;
 pub mod job;
 pub mod manifest;

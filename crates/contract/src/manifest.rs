@@ -8,7 +8,7 @@ use serde::Serialize;
 pub const IDENTITY_FIELDS: [&str; 4] = ["schemaVersion", "pageImportId", "attempt", "nonce"];
 
 /// The manifest's first four fields.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestIdentity<'a> {
     pub schema_version: u32,

@@ -1,0 +1,70 @@
+// Runs in the page's main world before any of its own scripts (SPEC §11
+// "Before the snapshot"), in every document of the page's process. It only
+// watches, until the worker asks (`hold`, `muteScroll`):
+//
+// - when the page last changed: a DOM mutation, or a requestAnimationFrame
+//   callback (how charts and canvases draw), so the worker can wait until
+//   the page has stopped changing;
+// - once the worker's scroll pass has begun (`hold`), an element that an
+//   IntersectionObserver reported in view is never reported out of view
+//   again: a section hidden when it leaves the view stays as the reader who
+//   scrolled to it saw it;
+// - while the worker scrolls back to the top (`muteScroll`), the page's
+//   scroll listeners do not hear it, so sections revealed on scroll stay
+//   revealed.
+//
+// The page can see and change all of this; every wait that relies on it is
+// bounded by the worker.
+(() => {
+  const w = window;
+  if (w.__pageImportCapture) return;
+  const state = {
+    hold: false,
+    muteScroll: false,
+    lastChange: performance.now(),
+    size: '',
+    raf: w.requestAnimationFrame.bind(w),
+    seen: new WeakSet(),
+  };
+  Object.defineProperty(w, '__pageImportCapture', { value: state });
+  const touch = () => {
+    state.lastChange = performance.now();
+  };
+  new MutationObserver(touch).observe(document, {
+    subtree: true,
+    childList: true,
+    attributes: true,
+    characterData: true,
+  });
+  const raf = w.requestAnimationFrame;
+  w.requestAnimationFrame = function (callback) {
+    return raf.call(this, (t) => {
+      touch();
+      return callback(t);
+    });
+  };
+  const IO = w.IntersectionObserver;
+  if (IO) {
+    w.IntersectionObserver = class IntersectionObserver extends IO {
+      constructor(callback, options) {
+        super((entries, observer) => {
+          const kept = entries.filter((e) => {
+            if (e.isIntersecting) {
+              if (state.hold) state.seen.add(e.target);
+              return true;
+            }
+            return !(state.hold && state.seen.has(e.target));
+          });
+          if (kept.length) callback.call(observer, kept, observer);
+        }, options);
+      }
+    };
+  }
+  w.addEventListener(
+    'scroll',
+    (e) => {
+      if (state.muteScroll) e.stopImmediatePropagation();
+    },
+    true,
+  );
+})();

@@ -1,0 +1,335 @@
+//! `capture.json`, the manifest a worker writes last under an attempt's
+//! prefix (SPEC §10, with §11's additions: `manifestVersion` 2).
+//!
+//! These types are the manifest's one definition: the worker serializes
+//! them, and the JSON Schema that consumers in any language read
+//! (`crates/contract/capture.schema.json`) is generated from them and checked
+//! current by a unit test (`UPDATE_SCHEMA=1 cargo test -p page-import-contract
+//! capture_schema` rewrites it). Strings borrow from what the worker parsed,
+//! so a 25 000-node page is not copied to be written.
+//!
+//! Optional keys are absent where a node has nothing to say, so small pages
+//! stay small.
+
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::job::Viewport;
+use crate::manifest::ManifestIdentity;
+
+/// The layout this module describes.
+pub const MANIFEST_VERSION: u32 = 2;
+
+/// Where each artifact of an attempt lives, below the job's prefix.
+pub const MANIFEST_OBJECT: &str = "capture.json";
+pub const FAILURE_OBJECT: &str = "failure.json";
+pub const SCREENSHOT_OBJECT: &str = "screenshot.png";
+/// Content-addressed assets: `assets/<sha256>.<ext>`.
+pub fn asset_object(sha256_hex: &str, extension: &str) -> String {
+    format!("assets/{sha256_hex}.{extension}")
+}
+
+/// A completed capture.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(
+    title = "capture.json",
+    description = "A completed capture (Page Import SPEC §10 and §11)."
+)]
+pub struct CaptureManifest<'a> {
+    /// `schemaVersion`, `pageImportId`, `attempt`, `nonce`, first.
+    #[serde(flatten)]
+    pub identity: ManifestIdentity<'a>,
+    /// The layout of the rest of this document: 2 (SPEC §11).
+    #[schemars(extend("const" = 2))]
+    pub manifest_version: u32,
+    /// RFC 3339, UTC.
+    pub captured_at: String,
+    pub worker: WorkerInfo<'a>,
+    pub source: SourceInfo<'a>,
+    pub viewport: Viewport,
+    pub page: PageInfo,
+    pub readiness: Readiness<'a>,
+    pub screenshot: ScreenshotInfo<'a>,
+    /// One entry per stored object.
+    pub assets: Vec<Asset<'a>>,
+    /// `document.fonts` of the page: the font faces it declared or loaded.
+    pub fonts: Vec<FontFace>,
+    /// Requests the page made that the egress rules refused.
+    pub blocked_requests: &'a [BlockedRequest],
+    pub timings: &'a Timings,
+    pub dom: Dom<'a>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct WorkerInfo<'a> {
+    pub version: &'a str,
+    /// Chromium's product string, e.g. `Chrome/156.0.8078.114`.
+    pub browser: &'a str,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo<'a> {
+    pub requested_url: &'a str,
+    pub final_url: &'a str,
+    pub http_status: Option<u16>,
+    pub title: &'a str,
+}
+
+/// Heights in CSS px.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageInfo {
+    /// The page's height, read right before the screenshot.
+    pub content_height: u32,
+    pub captured_height: u32,
+    /// The page was taller than `CAPTURE_MAX_HEIGHT_PX` and was cut.
+    pub truncated: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Readiness<'a> {
+    pub ready_selector: Option<&'a str>,
+    pub matched: Option<bool>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreenshotInfo<'a> {
+    pub key: &'a str,
+    pub pixel_width: u32,
+    pub pixel_height: u32,
+    /// 64 lowercase hex digits.
+    pub sha256: String,
+}
+
+/// A stored object of the page: an image, stylesheet or font it loaded, or
+/// the pixels of a canvas or video as drawn at capture time.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Asset<'a> {
+    /// Where the page loaded it from; absent for canvas and video pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<&'a str>,
+    pub kind: AssetKind,
+    pub mime_type: &'a str,
+    pub bytes: usize,
+    /// 64 lowercase hex digits.
+    pub sha256: String,
+    /// The object's key: `<prefix>assets/<sha256>.<ext>`.
+    pub key: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AssetKind {
+    Image,
+    Stylesheet,
+    Font,
+    /// A PNG of a `<canvas>`'s pixels.
+    Canvas,
+    /// A PNG of a `<video>`'s current frame.
+    Video,
+}
+
+/// One entry of `document.fonts`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FontFace {
+    pub family: String,
+    pub style: String,
+    pub weight: String,
+    /// `unloaded`, `loading`, `loaded` or `error`.
+    pub status: String,
+}
+
+/// One refused request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct BlockedRequest {
+    pub url: String,
+    pub reason: String,
+}
+
+/// Milliseconds from the start of the capture at the end of each step.
+#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Timings {
+    pub navigate_ms: u64,
+    pub ready_ms: u64,
+    /// Network idle in every frame, fonts ready.
+    pub settle_ms: u64,
+    /// The scroll pass (SPEC §11 "Before the snapshot").
+    pub reveal_ms: u64,
+    /// Animations run to their end, and the page stopped changing (or the
+    /// bound was reached).
+    pub quiet_ms: u64,
+    pub screenshot_ms: u64,
+    pub snapshot_ms: u64,
+    /// Fonts used, canvas and video pixels, shadow hosts asked of Chromium.
+    pub details_ms: u64,
+    pub total_ms: u64,
+}
+
+/// The page's DOM as laid out: every document of the page (frames too) in
+/// one flat node list with parent ids, so deep pages do not nest deeply.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Dom<'a> {
+    /// The computed style properties, in the order of every `styles` entry.
+    pub style_names: &'a [&'a str],
+    /// Distinct computed styles: one value per `styleNames` entry each.
+    pub styles: Vec<Vec<&'a str>>,
+    /// One entry per captured document; a node's `document` is its `index`.
+    pub documents: Vec<Document<'a>>,
+    /// The fonts that rendered text; a text node's `fonts` index this.
+    pub fonts: Vec<UsedFont>,
+    pub nodes: Vec<Node<'a>>,
+}
+
+/// A captured document: the page (0) or a frame's.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Document<'a> {
+    pub index: usize,
+    pub frame_id: &'a str,
+    pub url: &'a str,
+    /// Node id of the `<iframe>`/`<frame>` element holding it; absent for
+    /// the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<usize>,
+    /// `[x, y]` scroll offset of the document, CSS px.
+    pub scroll: [f64; 2],
+    /// `[width, height]` of its content, CSS px.
+    pub content_size: [f64; 2],
+}
+
+/// A font that drew text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsedFont {
+    pub family: String,
+    pub post_script_name: String,
+    /// A web font (`@font-face`), not one of the system's.
+    pub custom: bool,
+    /// The key of the downloaded font file, when the capture stored it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub asset: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Node<'a> {
+    pub id: usize,
+    pub parent: Option<usize>,
+    /// DOM node type (1 element, 3 text, 9 document, 11 shadow root, …).
+    #[serde(rename = "type")]
+    pub node_type: i32,
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<[&'a str; 2]>,
+    /// Index of the document the node belongs to (0 = the page).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub document: usize,
+    /// `[x, y, width, height]` in CSS px of the page, where it was painted.
+    #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
+    pub layout_box: Option<[f64; 4]>,
+    /// Index into `dom.styles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub style: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paint_order: Option<i64>,
+    /// `[x, y, width, height, start, length]` per line box; `start` and
+    /// `length` index into `text`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub text_boxes: Vec<[f64; 6]>,
+    /// A pseudo-element: `before`, `after`, `marker`, `first-letter`,
+    /// `backdrop`, …; its parent is its element.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pseudo: Option<&'a str>,
+    /// The text as laid out (`text-transform` applied): of a text node, or
+    /// generated by a pseudo-element.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<Cow<'a, str>>,
+    /// On a shadow root (type 11): `open` or `closed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadow_root: Option<&'a str>,
+    /// The live value of a text-like input or textarea.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_value: Option<Cow<'a, str>>,
+    /// A checked checkbox or radio button.
+    #[serde(skip_serializing_if = "is_false")]
+    pub checked: bool,
+    /// A selected `<option>`.
+    #[serde(skip_serializing_if = "is_false")]
+    pub selected: bool,
+    /// The URL an `<img>` actually drew (the chosen `srcset` candidate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_src: Option<&'a str>,
+    /// The key of a PNG asset of a `<canvas>` or `<video>`'s pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// `[scrollLeft, scrollTop, scrollWidth, scrollHeight]` of an element
+    /// whose content overflows and scrolls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scroll: Option<[f64; 4]>,
+    /// The element starts a stacking context.
+    #[serde(skip_serializing_if = "is_false")]
+    pub stacking_context: bool,
+    /// Indexes into `dom.fonts`, most glyphs first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fonts: Vec<usize>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The JSON Schema of `capture.json`, as committed.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(CaptureManifest<'static>);
+    serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_schema_is_the_committed_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/capture.schema.json");
+        let generated = schema_json();
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{path} is not the schema of the manifest types: regenerate it with \
+             UPDATE_SCHEMA=1 cargo test -p page-import-contract capture_schema"
+        );
+    }
+
+    #[test]
+    fn optional_node_keys_are_absent_when_unset() {
+        let node = Node {
+            id: 3,
+            name: "DIV",
+            node_type: 1,
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&node).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"id": 3, "parent": null, "type": 1, "name": "DIV"})
+        );
+    }
+}
