@@ -1,0 +1,442 @@
+"""Benchmark R: rebuild a page from its capture manifest (issue 23).
+
+Run by `bench/run --only R` inside the throwaway stack (moto for SQS and S3),
+or on its own (`.venv/bin/python bench/rebuild.py --worker PATH`), when it
+starts a moto of its own. For every page:
+
+1. the capture worker binary named by `--worker` captures it the way
+   bench/worker.py drives it: the job goes straight onto the queue, a
+   loopback server answers the signed callback with 200; the pages are
+   served on port 80 of 127.0.23.1 (and 127.0.23.2 for the cross-origin
+   frame), let through by EGRESS_ALLOW;
+2. `capture.json`, `screenshot.png` and every asset are read back from S3;
+3. the reference consumer (bench/rebuild/consumer.py) rebuilds the page from
+   the manifest and its assets alone, twice: in full, and with background
+   colours only;
+4. both rebuilds are rendered by Chromium at the capture's width, device
+   scale factor and `page.capturedHeight`, and compared with the screenshot:
+   whole-page SSIM (scikit-image) and the ink share: of the pixels that the
+   background-colours-only rebuild gets wrong (any channel off by more than
+   `--tolerance`), the share that the full rebuild gets right.
+
+Every capture finishes before the first rebuild is rendered, so only one
+Chromium works at a time. Prints a Markdown table; asserts nothing.
+"""
+
+import argparse
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "rebuild"))
+
+import consumer  # noqa: E402
+import catalogue as page_sets  # noqa: E402
+
+try:
+    import boto3
+    import numpy as np
+    from PIL import Image
+    from skimage.metrics import structural_similarity
+except ImportError as e:  # pragma: no cover
+    raise SystemExit(f"bench R needs boto3, numpy, scikit-image and pillow in the venv ({e}); "
+                     "bench/run --only R installs them")
+
+from chrome import Chrome  # noqa: E402
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+BUCKET = os.environ.get("ARTIFACT_BUCKET", "page-import-artifacts")
+SITE_HOSTS = ("127.0.23.1", "127.0.23.2")
+Image.MAX_IMAGE_PIXELS = None
+
+
+def log(msg):
+    print(f"[bench R {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- AWS side
+
+class Moto:
+    """A moto server of its own when the script runs outside bench/run."""
+
+    def __init__(self):
+        venv_bin = os.path.dirname(sys.executable)
+        import socket
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([os.path.join(venv_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                                     stdout=self.log, stderr=self.log)
+        os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_REGION": "us-east-1",
+                           "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+                           "S3_FORCE_PATH_STYLE": "true"})
+        import urllib.request
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        log(f"moto on 127.0.0.1:{port} (pid {self.proc.pid})")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def aws(service):
+    return boto3.client(service, endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                        aws_access_key_id="test", aws_secret_access_key="test")
+
+
+# ---------------------------------------------------------------- pages
+
+MIME = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
+        ".mjs": "text/javascript", ".json": "application/json", ".svg": "image/svg+xml", ".png": "image/png",
+        ".jpg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".ico": "image/x-icon",
+        ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".otf": "font/otf",
+        ".eot": "application/vnd.ms-fontobject", ".map": "application/json", ".txt": "text/plain"}
+
+
+class Site:
+    """Static files on host:80 (a free port when 80 cannot be had), from a
+    list of (URL prefix, folder) mounts, longest prefix first."""
+
+    def __init__(self, host, mounts, port=80):
+        mounts = sorted(mounts, key=lambda m: -len(m[0]))
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                body, ctype = None, "text/plain"
+                for prefix, folder in mounts:
+                    if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+                        rest = path[len(prefix):].lstrip("/")
+                        target = os.path.normpath(os.path.join(folder, rest))
+                        if os.path.isdir(target):
+                            target = os.path.join(target, "index.html")
+                        if (target == folder or target.startswith(folder.rstrip("/") + "/")) \
+                                and os.path.isfile(target):
+                            with open(target, "rb") as f:
+                                body = f.read()
+                            ctype = MIME.get(os.path.splitext(target)[1].lower(), "application/octet-stream")
+                        break
+                self.send_response(200 if body is not None else 404)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(body or b"")))
+                self.send_header("access-control-allow-origin", "*")
+                self.end_headers()
+                self.wfile.write(body or b"")
+
+            def log_message(self, *args):
+                pass
+
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        try:
+            self.server = http.server.ThreadingHTTPServer((host, port), Handler)
+        except OSError as e:
+            log(f"{host}:80 unavailable ({e}); serving on a free port")
+            self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        port = self.server.server_address[1]
+        self.addr = f"{host}:{port}"
+        self.origin = f"http://{host}" if port == 80 else f"http://{self.addr}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+class Callbacks:
+    """Answers every callback 200 and records when each job's arrived."""
+
+    def __init__(self):
+        self.arrived = {}
+        arrived = self.arrived
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                arrived[body["pageImportId"]] = (time.monotonic(), body)
+                reply = b'{"status":"completed","replayed":false}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/webhooks/page-imports"
+
+    def wait(self, pid, limit_s):
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and pid not in self.arrived:
+            time.sleep(0.05)
+        return self.arrived.get(pid)
+
+
+class Worker:
+    def __init__(self, binary, queue_url, allow):
+        env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
+        env.update({
+            "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
+            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow), "WORKER_CONCURRENCY": "1",
+            "RUST_LOG": "warn", "CHROMIUM_PATH": os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium"),
+        })
+        self.log = tempfile.NamedTemporaryFile(prefix="rebuild-worker-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=70)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir):
+    """One capture through the worker; its manifest, screenshot and assets
+    downloaded into out_dir. Returns (manifest, raw manifest bytes, seconds)."""
+    pid = str(uuid.uuid4())
+    prefix = f"page-imports/{pid}/1/"
+    body = json.dumps({
+        "schemaVersion": 1, "pageImportId": pid, "attempt": 1, "nonce": uuid.uuid4().hex,
+        "source": {"kind": "public_url", "url": url}, "viewport": viewport, "readySelector": None,
+        "artifacts": {"bucket": BUCKET, "prefix": prefix}, "callbackUrl": callbacks.url,
+    })
+    sent = time.monotonic()
+    sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+    arrived = callbacks.wait(pid, 240)
+    if arrived is None:
+        raise RuntimeError(f"no callback within 240 s for {url}")
+    at, answer = arrived
+    if answer.get("outcome") != "completed":
+        raise RuntimeError(f"capture of {url} failed: {answer}")
+    raw = s3.get_object(Bucket=BUCKET, Key=prefix + "capture.json")["Body"].read()
+    manifest = json.loads(raw)
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(os.path.join(out_dir, "assets"))
+    with open(os.path.join(out_dir, "capture.json"), "wb") as f:
+        f.write(raw)
+    shot = s3.get_object(Bucket=BUCKET, Key=manifest["screenshot"]["key"])["Body"].read()
+    with open(os.path.join(out_dir, "screenshot.png"), "wb") as f:
+        f.write(shot)
+    for asset in manifest.get("assets", []):
+        key = asset["key"]
+        data = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+        with open(os.path.join(out_dir, "assets", os.path.basename(key)), "wb") as f:
+            f.write(data)
+    return manifest, raw, at - sent
+
+
+# ---------------------------------------------------------------- comparing
+
+def load_rgb(png_bytes_or_path):
+    img = Image.open(png_bytes_or_path)
+    return np.asarray(img.convert("RGB"))
+
+
+def fit(img, shape):
+    """Crop or pad (white) an H×W×3 array to `shape`."""
+    h, w = shape[:2]
+    out = np.full((h, w, 3), 255, dtype=np.uint8)
+    hh, ww = min(h, img.shape[0]), min(w, img.shape[1])
+    out[:hh, :ww] = img[:hh, :ww]
+    return out
+
+
+def wrong(a, b, tolerance):
+    return np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2) > tolerance
+
+
+def gray_css(img, scale):
+    """Grey levels at one pixel per CSS pixel (mean of each scale×scale block)."""
+    g = img.astype(np.float32) @ np.array([0.299, 0.587, 0.114], dtype=np.float32)
+    s = max(1, int(round(scale)))
+    h, w = g.shape[0] // s * s, g.shape[1] // s * s
+    return g[:h, :w].reshape(h // s, s, w // s, s).mean(axis=(1, 3))
+
+
+def ssim(a, b, scale):
+    return structural_similarity(gray_css(a, scale), gray_css(b, scale), data_range=255.0)
+
+
+def compare(shot, full, bg, scale, tolerance):
+    bad_bg = wrong(shot, bg, tolerance)
+    bad_full = wrong(shot, full, tolerance)
+    ink = int(bad_bg.sum())
+    kept = int((bad_bg & ~bad_full).sum())
+    return {
+        "ink_px": ink, "ink_share": kept / ink if ink else 1.0,
+        "ssim": ssim(shot, full, scale), "ssim_bg": ssim(shot, bg, scale),
+        "full_wrong_share": float(bad_full.mean()),
+    }
+
+
+def side_by_side(shot, full, tolerance, path, max_height_css=3000, scale=1):
+    """screenshot | rebuild | diff (red where the rebuild is off)."""
+    h = min(shot.shape[0], int(max_height_css * scale))
+    a, b = shot[:h], full[:h]
+    bad = wrong(a, b, tolerance)
+    diff = (a.astype(np.float32) * 0.25 + 191).astype(np.uint8)
+    diff[bad] = [220, 30, 30]
+    gap = np.full((h, 16, 3), 128, dtype=np.uint8)
+    Image.fromarray(np.concatenate([a, gap, b, gap, diff], axis=1)).save(path, optimize=True)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", required=True, help="capture-worker binary")
+    parser.add_argument("--smoke", action="store_true", help="two small pages, nothing downloaded")
+    parser.add_argument("--pages", help="comma-separated page names, `own` for all of bench/rebuild/pages (default: all)")
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "rebuild"))
+    parser.add_argument("--label", help="folder under --out for this run (default: the worker's name)")
+    parser.add_argument("--tolerance", type=int, default=24, help="max channel difference still counted right")
+    parser.add_argument("--width", type=int, default=1440)
+    parser.add_argument("--height", type=int, default=900)
+    parser.add_argument("--scale", type=float, default=2)
+    parser.add_argument("--reuse", action="store_true", help="rebuild the captures already under --out")
+    args = parser.parse_args()
+
+    label = args.label or os.path.basename(args.worker)
+    run_dir = os.path.join(args.out, label)
+    os.makedirs(run_dir, exist_ok=True)
+
+    wanted = args.pages.split(",") if args.pages else None
+    if wanted and "own" in wanted:
+        wanted = wanted + [p.name for p in page_sets.OWN]
+    catalogue = page_sets.catalogue(ROOT, smoke=args.smoke, log=log, names=wanted)
+    viewport = {"width": args.width, "height": args.height, "deviceScaleFactor": args.scale}
+
+    moto = None
+    captures = []
+    try:
+        if not args.reuse:
+            if "AWS_ENDPOINT_URL" not in os.environ:
+                moto = Moto()
+            sqs, s3 = aws("sqs"), aws("s3")
+            try:
+                s3.create_bucket(Bucket=BUCKET)
+            except Exception:
+                pass
+            sites = [Site(host, page_sets.mounts(ROOT)) for host in SITE_HOSTS]
+            callbacks = Callbacks()
+            queue_url = sqs.create_queue(QueueName=f"bench-r-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+            worker = Worker(args.worker, queue_url, [s.addr for s in sites])
+            log(f"worker {args.worker} (log {worker.log.name}); pages on {sites[0].origin} and {sites[1].origin}")
+            try:
+                for p in catalogue:
+                    url = sites[0].origin + p.path.replace("{other}", urllib.parse.quote(sites[1].origin, safe=""))
+                    out_dir = os.path.join(run_dir, p.name)
+                    try:
+                        manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir)
+                    except Exception as e:  # one page failing does not end the run
+                        log(f"{p.name}: {e}")
+                        continue
+                    with open(os.path.join(out_dir, "meta.json"), "w") as f:
+                        json.dump({"seconds": seconds, "bytes": len(raw)}, f)
+                    log(f"{p.name}: captured in {seconds:.1f} s, {len(manifest['dom']['nodes'])} nodes, "
+                        f"{len(raw):,} manifest bytes, timings {manifest.get('timings')}")
+                    captures.append(p)
+            finally:
+                worker.stop()
+                sqs.delete_queue(QueueUrl=queue_url)
+        else:
+            captures = [p for p in catalogue if os.path.isfile(os.path.join(run_dir, p.name, "capture.json"))]
+    finally:
+        if moto:
+            moto.stop()
+
+    rows = []
+    # The rebuilds and the assets they load, over HTTP (Chromium loads no
+    # web font from file://), on a free port of loopback.
+    server = Site("127.0.0.1", [("/", os.path.abspath(run_dir))], port=0)
+    chrome = Chrome()
+    try:
+        for p in captures:
+            rows.append(rebuild_and_compare(chrome, server, p, os.path.join(run_dir, p.name), args.tolerance))
+    finally:
+        chrome.close()
+        server.server.shutdown()
+
+    print(f"\n## R: rebuild from the manifest — `{label}`\n")
+    print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}; tolerance: max channel difference "
+          f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong, the share "
+          "the full rebuild gets right.\n")
+    print("| page | manifest | nodes | ink share | SSIM | SSIM bg-only | manifest bytes | capture ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {100 * r['ink_share']:.1f} % | {r['ssim']:.3f} "
+              f"| {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} |")
+    if rows:
+        worst = min(rows, key=lambda r: r["ink_share"])
+        path = os.path.join(args.out, f"worst-{label}.png")
+        shutil.copyfile(worst["side_by_side"], path)
+        print(f"\nWorst page: {worst['page']} (ink share {100 * worst['ink_share']:.1f} %); "
+              f"screenshot | rebuild | diff: `{os.path.relpath(path, ROOT)}`")
+        with open(os.path.join(run_dir, "results.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
+    with open(os.path.join(out_dir, "capture.json"), "rb") as f:
+        raw = f.read()
+    manifest = json.loads(raw)
+    with open(os.path.join(out_dir, "meta.json")) as f:
+        meta = json.load(f)
+    width = manifest["viewport"]["width"]
+    scale = manifest["viewport"]["deviceScaleFactor"]
+    height = manifest["page"]["capturedHeight"]
+    assets = {a["key"]: "assets/" + os.path.basename(a["key"]) for a in manifest.get("assets", [])}
+    for mode in ("full", "bg"):
+        html = consumer.rebuild(manifest, assets, mode=mode)
+        with open(os.path.join(out_dir, f"rebuild-{mode}.html"), "w") as f:
+            f.write(html)
+    images = {}
+    for mode in ("full", "bg"):
+        png = chrome.render(f"{server.origin}/{p.name}/rebuild-{mode}.html", width, height, scale)
+        with open(os.path.join(out_dir, f"rebuild-{mode}.png"), "wb") as f:
+            f.write(png)
+        images[mode] = png
+    shot = load_rgb(os.path.join(out_dir, "screenshot.png"))
+    import io
+    full = fit(load_rgb(io.BytesIO(images["full"])), shot.shape)
+    bg = fit(load_rgb(io.BytesIO(images["bg"])), shot.shape)
+    result = compare(shot, full, bg, scale, tolerance)
+    sbs = os.path.join(out_dir, "side-by-side.png")
+    side_by_side(shot, full, tolerance, sbs, scale=scale)
+    timings = manifest.get("timings") or {}
+    row = {"page": p.name, "version": manifest.get("manifestVersion", 1), "nodes": len(manifest["dom"]["nodes"]),
+           "bytes": len(raw), "capture_ms": int(round(meta["seconds"] * 1000)), "timings": timings,
+           "side_by_side": sbs, **result}
+    log(f"{p.name}: ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
+        f"(bg-only {row['ssim_bg']:.3f})")
+    return row
+
+
+if __name__ == "__main__":
+    main()

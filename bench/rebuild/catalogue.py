@@ -1,0 +1,139 @@
+"""The pages bench R captures and rebuilds, and what they need on disk.
+
+Own pages (bench/rebuild/pages/): one per SPEC §11 rule, small, committed.
+Real-world pages: code and CSS shipped by registry packages, unchanged, with
+a small wrapper page of ours where the package has no page of its own. They
+are fetched once into bench/out/rebuild-cache/ (git-ignored); a page whose
+package cannot be had (offline, registry down) is left out with a line on
+stderr, never a failure. `--smoke` uses two own pages and fetches nothing.
+"""
+
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+Page = collections.namedtuple("Page", "name path needs")
+
+# name, path ({other} = the cross-origin site's origin, URL-encoded), what it needs
+OWN = [
+    Page("generated", "/generated.html", None),          # ::before/::after/::marker/::first-letter
+    Page("text-transform", "/text-transform.html", None),
+    Page("shadow-form", "/shadow-form.html", None),       # closed shadow root, form values set by script
+    Page("srcset", "/srcset.html", None),
+    Page("background", "/background.html", None),
+    Page("scroll", "/scroll.html", None),
+    Page("stacking", "/stacking.html", None),
+    Page("reveal", "/reveal.html", None),                 # IntersectionObserver far below the fold
+    Page("animation", "/animation.html", None),           # 30 s CSS animation, an infinite one
+    Page("canvas", "/canvas.html", None),                 # chart drawn by script after load
+    Page("fonts", "/fonts.html", None),                   # web fonts and a fallback font
+    Page("iframe", "/iframe.html?frame={other}%2Fframe.html", None),
+]
+SMOKE = ("generated", "canvas")
+
+# Exact versions, so that before and after capture the same pages.
+NPM_PACKAGES = ["@fortawesome/fontawesome-free@6.7.2", "chart.js@4.6.1", "mermaid@11.17.2", "swagger-ui-dist@5.35.0",
+                "bootstrap@5.3.9", "@shoelace-style/shoelace@2.20.1", "aos@2.3.4"]
+
+REAL = [
+    Page("fontawesome", "/real/fontawesome.html", "npm"),
+    Page("chartjs", "/real/chartjs.html", "npm"),
+    Page("mermaid", "/real/mermaid.html", "npm"),
+    Page("swagger-ui", "/real/swagger-ui.html", "npm"),
+    Page("bootstrap", "/real/bootstrap.html", "npm"),
+    Page("shoelace", "/real/shoelace.html", "npm"),
+    Page("aos", "/real/aos.html", "npm"),
+    Page("rustdoc", "/rustdoc/itoa/struct.Buffer.html", "rustdoc"),
+    Page("sphinx", "/sphinx/index.html", "sphinx"),
+]
+
+
+def cache_dir(root):
+    return os.path.join(root, "bench", "out", "rebuild-cache")
+
+
+def mounts(root):
+    cache = cache_dir(root)
+    return [
+        ("/", os.path.join(HERE, "pages")),
+        ("/npm", os.path.join(cache, "npm", "node_modules")),
+        ("/rustdoc", os.path.join(cache, "rustdoc", "doc")),
+        ("/sphinx", os.path.join(cache, "sphinx", "html")),
+        ("/openapi.json", os.path.join(root, "openapi.json")),
+        ("/sysfonts", "/usr/share/fonts"),
+    ]
+
+
+def run(command, log, **kw):
+    started = __import__("time").monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, **kw)
+    if result.returncode != 0:
+        log(f"{' '.join(command[:4])}… failed ({result.returncode}): {result.stderr.strip()[-400:]}")
+        return False
+    log(f"{' '.join(command[:4])}… done in {__import__('time').monotonic() - started:.0f} s")
+    return True
+
+
+def ensure_npm(root, log):
+    folder = os.path.join(cache_dir(root), "npm")
+    stamp = os.path.join(folder, "installed")
+    if os.path.isfile(stamp):
+        return True
+    if not shutil.which("npm"):
+        log("npm not found: the npm pages are left out")
+        return False
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "package.json"), "w") as f:
+        f.write('{"name": "bench-rebuild-pages", "private": true}\n')
+    if os.path.isdir(os.path.join(folder, "node_modules")):
+        shutil.rmtree(os.path.join(folder, "node_modules"))
+    ok = run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+              *NPM_PACKAGES], log, cwd=folder, timeout=600)
+    if ok:
+        open(stamp, "w").close()
+    return ok
+
+
+def ensure_rustdoc(root, log):
+    """`cargo doc --no-deps` of itoa (in Cargo.lock, no dependencies of its
+    own), in a target folder of its own so the workspace's is not touched."""
+    folder = os.path.join(cache_dir(root), "rustdoc")
+    if os.path.isfile(os.path.join(folder, "doc", "itoa", "struct.Buffer.html")):
+        return True
+    if not shutil.which("cargo"):
+        log("cargo not found: the rustdoc page is left out")
+        return False
+    return run(["cargo", "doc", "--no-deps", "-p", "itoa", "--target-dir", folder, "--offline", "--quiet"],
+               log, cwd=root, timeout=600)
+
+
+def ensure_sphinx(root, log):
+    """A tiny Sphinx doc set (bench/rebuild/sphinx/) built with Sphinx from PyPI."""
+    folder = os.path.join(cache_dir(root), "sphinx")
+    if os.path.isfile(os.path.join(folder, "html", "index.html")):
+        return True
+    python = sys.executable
+    if subprocess.run([python, "-c", "import sphinx"], capture_output=True).returncode != 0:
+        if not run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "sphinx>=7,<9"],
+                   log, timeout=600):
+            return False
+    return run([python, "-m", "sphinx", "-q", "-b", "html", os.path.join(HERE, "sphinx"),
+                os.path.join(folder, "html")], log, timeout=600)
+
+
+def catalogue(root, smoke, log, names=None):
+    """The pages to capture: `names` (all when None), or the smoke pages;
+    fetches and builds what the wanted real-world pages need."""
+    if smoke:
+        return [p for p in OWN if p.name in SMOKE]
+    pages = [p for p in OWN + REAL if names is None or p.name in names]
+    ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx}
+    ready = {need: ensure[need](root, log) for need in sorted({p.needs for p in pages if p.needs})}
+    left_out = [p.name for p in pages if p.needs and not ready[p.needs]]
+    if left_out:
+        log(f"left out (not available): {', '.join(left_out)}")
+    return [p for p in pages if not p.needs or ready[p.needs]]
