@@ -108,6 +108,10 @@ def q(css):
     return html.escape(css, quote=True)
 
 
+def css_url(url):
+    return 'url("' + url.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "%0A") + '")'
+
+
 def px(value, default=0.0):
     if not value:
         return default
@@ -251,7 +255,7 @@ class Rebuild:
         def sub(m):
             raw = next(g for g in m.groups() if g is not None)
             local = self.url_of(raw)
-            return f'url("{local}")' if local else "none"
+            return css_url(local) if local else "none"
         return URL_RE.sub(sub, value)
 
     # -- the tree walk: clips, opacity, transforms, filters
@@ -546,6 +550,13 @@ class Rebuild:
                 inner = (f'<img src="{html.escape(src)}" style="display:block;width:100%;height:100%;'
                          f'object-fit:{fit};object-position:{q(pos)}">')
                 decor += self.copy(n, PADDING)
+        elif n.get("pseudo") or name.startswith("::"):
+            # Generated content that is an image: `content: url(…)` (v2 styles).
+            content = self.get(n, "content", "")
+            m = URL_RE.search(content) if content else None
+            local = self.url_of(next(g for g in m.groups() if g is not None)) if m else None
+            if local:
+                inner = (f'<img src="{html.escape(local)}" style="display:block;width:100%;height:100%">')
         elif name in ("INPUT", "SELECT", "TEXTAREA"):
             # A native control has its own initial borders and padding: every
             # value is set, initial ones too.
@@ -626,8 +637,7 @@ class Rebuild:
             label = ""
             if chosen is not None:
                 label = attr_map(chosen).get("label") or "".join(
-                    self.by_id[c].get("value") or "" for c in self.children.get(chosen["id"], [])
-                    if self.by_id[c]["type"] == 3)
+                    d.get("value") or "" for d in self.descendants(chosen) if d["type"] == 3)
             if "multiple" in attrs or (attrs.get("size") not in (None, "", "0", "1")):
                 return None
             return f'<select style="{q(style)}"><option>{html.escape(label.strip())}</option></select>'
@@ -741,6 +751,9 @@ class Rebuild:
         if owner is None or self.get(owner, "visibility", "visible") in ("hidden", "collapse"):
             return []
         info = self.info[n["id"]]
+        clip = info["clip"]
+        if n["type"] == 1:
+            clip = intersect(clip, self.own_clip(n))  # an element's own text is inside its overflow clip
         font = self.font_family(n if n.get("fonts") else owner)
         base = ("position:absolute;white-space:pre;overflow:clip;overflow-clip-margin:2px;margin:0;padding:0;"
                 f"font-family:{font};" + self.copy(owner, TEXT_STYLES) + self.effects(owner, info))
@@ -751,7 +764,7 @@ class Rebuild:
             if box[2] <= 0 or box[3] <= 0 or not s:
                 continue
             css = base + place(box, info["linear"]) + f"line-height:{box[3]:.3f}px;"
-            pieces.append(self.wrap(f'<span style="{q(css)}">{html.escape(s)}</span>', box, info["clip"]))
+            pieces.append(self.wrap(f'<span style="{q(css)}">{html.escape(s)}</span>', box, clip))
         return pieces
 
     def build(self, mode):
