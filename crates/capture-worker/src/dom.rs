@@ -353,6 +353,33 @@ const CONTENT_INSET: [(&str, &str); 2] = [
     ("border-top-width", "padding-top"),
 ];
 
+/// Elements `attachShadow` accepts: custom elements and a fixed list (DOM
+/// Standard).
+fn can_host_shadow_root(name: &str) -> bool {
+    name.contains('-')
+        || matches!(
+            name.to_ascii_lowercase().as_str(),
+            "article"
+                | "aside"
+                | "blockquote"
+                | "body"
+                | "div"
+                | "footer"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "h5"
+                | "h6"
+                | "header"
+                | "main"
+                | "nav"
+                | "p"
+                | "section"
+                | "span"
+        )
+}
+
 /// Input types whose value shows as text (SPEC §11 form state).
 fn is_text_like_input(input_type: &str) -> bool {
     !matches!(
@@ -516,10 +543,13 @@ impl<'a> Snapshot<'a> {
                 let Some(p) = tree.parent_index.get(n).and_then(|p| usize::try_from(*p).ok()) else {
                     continue;
                 };
-                if shadow.get(&p) == Some(&mode) && hosts.insert(p) {
+                let name = tree.node_name.get(p).and_then(|s| self.string(*s)).unwrap_or_default();
+                let user_agent = self.string(mode) == Some("user-agent");
+                if shadow.get(&p) == Some(&mode) && !user_agent && can_host_shadow_root(name) && hosts.insert(p) {
                     questions.maybe_hosts.extend(backend(p));
                 }
             }
+            questions.maybe_hosts.sort_unstable();
         }
         questions
     }
@@ -690,7 +720,10 @@ impl<'a> Snapshot<'a> {
                     .map(Cow::Borrowed),
                 _ => None,
             };
-            if matches!(name.to_ascii_uppercase().as_str(), "IFRAME" | "FRAME") {
+            if matches!(
+                name.to_ascii_uppercase().as_str(),
+                "IFRAME" | "FRAME" | "OBJECT" | "EMBED"
+            ) {
                 frames.insert(backend_node_id, id);
             }
             out.nodes.push(Node {
@@ -874,6 +907,245 @@ mod tests {
         assert!(json["nodes"][0].get("style").is_none());
     }
 
+    /// A node's computed style list for `STYLE_NAMES`: `default` for every
+    /// property but the ones given.
+    fn style_of(default: i32, given: &[(&str, i32)]) -> Vec<i32> {
+        STYLE_NAMES
+            .iter()
+            .map(|n| given.iter().find(|(name, _)| name == n).map_or(default, |(_, v)| *v))
+            .collect()
+    }
+
+    #[test]
+    fn what_spec_11_adds_comes_from_the_snapshot_and_the_answers() {
+        let strings = json!([
+            "#document",
+            "HTML",
+            "BODY",
+            "#text",
+            "hello world",
+            "HELLO WORLD",
+            "SPAN",
+            "::before",
+            "before",
+            "Since ",
+            "v",
+            "DIV",
+            "closed",
+            "B",
+            "shadow",
+            "INPUT",
+            "type",
+            "password",
+            "hunter2",
+            "checkbox",
+            "on",
+            "SELECT",
+            "OPTION",
+            "IMG",
+            "http://x/b.png",
+            "auto",
+            "visible",
+            "0px",
+            "CANVAS",
+            "user-agent",
+            "http://x/",
+            "FRAME1",
+            "open",
+            "I",
+            "text",
+            "typed",
+            "1.0",
+            "my-card"
+        ]);
+        // 0 #document, 1 HTML, 2 BODY, 3 #text "hello world", 4 SPAN, 5 ::before,
+        // 6 #text "1.0", 7 DIV (closed host), 8 B (closed tree), 9 #text "shadow",
+        // 10 INPUT password (closed tree), 11 INPUT checkbox, 12 SELECT, 13 OPTION,
+        // 14 IMG, 15 DIV scroller, 16 DIV plain, 17 CANVAS, 18 DIV (UA tree: dropped),
+        // 19 #text below it (dropped), 20 MY-CARD (closed tree: a host of its own, nested),
+        // 21 B (closed tree of 20), 22 INPUT text
+        let auto = style_of(27, &[("overflow-x", 25), ("overflow-y", 25)]);
+        let visible = style_of(27, &[("overflow-x", 26), ("overflow-y", 26)]);
+        let plain = style_of(27, &[]);
+        let snapshot = json!({"id": 1, "result": {"strings": strings, "documents": [{
+            "documentURL": 30, "frameId": 31, "scrollOffsetX": 0, "scrollOffsetY": 40,
+            "contentWidth": 800, "contentHeight": 3000,
+            "nodes": {
+                "parentIndex": [-1, 0, 1, 2, 2, 4, 4, 2, 7, 8, 7, 2, 2, 12, 2, 2, 2, 2, 11, 18, 7, 20, 2],
+                "nodeType": [9, 1, 1, 3, 1, 1, 3, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1],
+                "nodeName": [0, 1, 2, 3, 6, 7, 3, 11, 13, 3, 15, 15, 21, 22, 23, 11, 11, 28, 11, 3, 37, 13, 15],
+                "nodeValue": [-1, -1, -1, 4, -1, -1, 36, -1, -1, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, 10, -1, -1, -1],
+                "attributes": [[], [], [], [], [], [], [], [], [], [], [16, 17], [16, 19], [], [], [], [], [], [], [], [], [], [], [16, 34]],
+                "backendNodeId": [100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122],
+                "shadowRootType": {"index": [8, 9, 10, 18, 19, 20, 21], "value": [12, 12, 12, 29, 29, 12, 12]},
+                "pseudoType": {"index": [5], "value": [8]},
+                "inputValue": {"index": [10, 11, 22], "value": [18, 20, 35]},
+                "inputChecked": {"index": [11]},
+                "optionSelected": {"index": [13]},
+                "currentSourceURL": {"index": [14], "value": [24]}
+            },
+            "layout": {
+                "nodeIndex": [1, 2, 3, 5, 5, 6, 7, 9, 15, 16, 17, 13, 21],
+                "styles": [plain, plain, plain, plain, [], plain, plain, plain, auto, visible, plain, [], plain],
+                "bounds": [[0, 0, 800, 3000], [8, 8, 784, 100], [8, 8, 90, 18], [8, 30, 40, 18], [8, 30, 40, 18],
+                           [48, 30, 20, 18], [8, 60, 100, 20], [8, 60, 50, 18], [8, 100, 100, 50], [8, 160, 100, 50],
+                           [8, 220, 50, 50], [0, 0, 0, 0], [8, 300, 10, 10]],
+                "text": [-1, -1, 5, -1, 9, -1, -1, 14, -1, -1, -1, -1, -1],
+                "stackingContexts": {"index": [0, 2, 6]},
+                "paintOrders": [0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+                "scrollRects": [[0, 0, 800, 3000], [0, 0, 784, 100], [], [0, 0, 40, 18], [], [], [0, 0, 100, 20], [],
+                                [0, 40, 100, 400], [0, 0, 100, 400], [0, 0, 50, 50], [0, 0, 0, 0], [0, 0, 10, 10]],
+                "clientRects": [[0, 0, 800, 3000], [0, 0, 784, 100], [], [0, 0, 40, 18], [], [], [0, 0, 100, 20], [],
+                                [0, 0, 100, 50], [0, 0, 100, 50], [0, 0, 50, 50], [0, 0, 0, 0], [0, 0, 10, 10]]
+            },
+            "textBoxes": {"layoutIndex": [2, 4, 7], "bounds": [[8, 8, 90, 18], [8, 30, 40, 18], [8, 60, 50, 18]],
+                          "start": [0, 0, 0], "length": [11, 6, 6]}
+        }]}});
+        let reply = crate::cdp::Reply::from_text(snapshot.to_string());
+        let snapshot = Snapshot::parse(&reply).unwrap();
+
+        let questions = snapshot.questions();
+        assert_eq!(
+            questions.text_nodes,
+            vec![103, 105, 109],
+            "laid-out text and generated text"
+        );
+        assert_eq!(questions.pixels, vec![(117, AssetKind::Canvas)]);
+        assert_eq!(
+            questions.maybe_hosts,
+            vec![120],
+            "an element that can host, in a closed tree, with closed-tree children (B cannot host)"
+        );
+
+        let details = Details {
+            fonts: HashMap::from([(103, vec![1, 0])]),
+            pixels: HashMap::from([(117, 0)]),
+            hosts: HashSet::from([120]),
+        };
+        let parts = [Part {
+            snapshot,
+            owner: None,
+            details,
+        }];
+        let fonts = vec![UsedFont {
+            family: "Liberation Sans".into(),
+            post_script_name: "LiberationSans".into(),
+            custom: false,
+            asset: None,
+        }];
+        let dom = dom(&parts, &["k/canvas.png".to_owned()], fonts.clone());
+        let named = |name: &'static str| dom.nodes.iter().filter(move |n| n.name == name);
+        let by_backend = |i: usize| &dom.nodes[i];
+
+        assert_eq!(dom.fonts, fonts);
+        assert_eq!(
+            dom.documents.len(),
+            1,
+            "{:?}",
+            dom.documents.iter().map(|d| d.url).collect::<Vec<_>>()
+        );
+        let page = &dom.documents[0];
+        assert_eq!(
+            (page.index, page.frame_id, page.url, page.owner),
+            (0, "FRAME1", "http://x/", None)
+        );
+        assert_eq!((page.scroll, page.content_size), ([0.0, 40.0], [800.0, 3000.0]));
+
+        // Laid-out text, its fonts, text boxes into it.
+        let hello = by_backend(3);
+        assert_eq!(
+            (hello.value, hello.text.as_deref()),
+            (Some("hello world"), Some("HELLO WORLD"))
+        );
+        assert_eq!(hello.fonts, vec![1, 0]);
+        assert_eq!(hello.text_boxes, vec![[8.0, 8.0, 90.0, 18.0, 0.0, 11.0]]);
+
+        // A pseudo-element: its own node, its box the first layout object's,
+        // its text the generated one, no empty style entry.
+        let before = named("::before").next().unwrap();
+        assert_eq!(
+            (before.pseudo, before.text.as_deref(), before.parent),
+            (Some("before"), Some("Since "), Some(4))
+        );
+        assert_eq!(before.layout_box, Some([8.0, 30.0, 40.0, 18.0]));
+        assert!(
+            dom.styles.iter().all(|s| s.len() == STYLE_NAMES.len()),
+            "no empty style entry"
+        );
+        assert_eq!(
+            named("OPTION").next().unwrap().style,
+            None,
+            "an empty style list is no style"
+        );
+
+        // Shadow roots: one per host, between the host and its children;
+        // the nested host (asked of Chromium) gets its own; the user-agent
+        // tree is left out.
+        let roots: Vec<_> = dom.nodes.iter().filter(|n| n.node_type == 11).collect();
+        assert_eq!(roots.len(), 2, "{roots:?}");
+        let host = named("DIV").next().unwrap();
+        assert_eq!(
+            (roots[0].parent, roots[0].shadow_root, roots[0].name),
+            (Some(host.id), Some("closed"), "#shadow-root")
+        );
+        assert!(
+            roots[0].id < dom.nodes.iter().find(|n| n.name == "B").unwrap().id,
+            "the root comes before its children"
+        );
+        let nested_host = named("my-card").next().unwrap();
+        assert_eq!(
+            (nested_host.parent, roots[1].parent),
+            (Some(roots[0].id), Some(nested_host.id))
+        );
+        assert_eq!(named("B").last().unwrap().parent, Some(roots[1].id));
+        assert!(
+            !dom.nodes.iter().any(|n| n.value == Some("v")),
+            "the user-agent tree is left out"
+        );
+        assert_eq!(dom.nodes.iter().filter(|n| n.name == "DIV").count(), 3);
+
+        // Form state: a password shows as bullets, a checkbox's value is no text.
+        let inputs: Vec<_> = named("INPUT").collect();
+        assert_eq!(inputs[0].input_value.as_deref(), Some("•••••••"));
+        assert_eq!((inputs[1].input_value.as_deref(), inputs[1].checked), (None, true));
+        assert_eq!(inputs[2].input_value.as_deref(), Some("typed"));
+        assert!(named("OPTION").next().unwrap().selected);
+        assert_eq!(named("IMG").next().unwrap().current_src, Some("http://x/b.png"));
+
+        // Scroll containers and stacking contexts.
+        let divs: Vec<_> = named("DIV").collect();
+        assert_eq!(
+            divs[1].scroll,
+            Some([0.0, 40.0, 100.0, 400.0]),
+            "overflow: auto, taller content"
+        );
+        assert_eq!(divs[2].scroll, None, "overflow: visible does not scroll");
+        assert_eq!(by_backend(1).scroll, None, "content that fits");
+        assert!(by_backend(1).stacking_context && host.stacking_context);
+        assert!(!by_backend(3).stacking_context, "text starts none");
+
+        // Canvas pixels by key.
+        assert_eq!(named("CANVAS").next().unwrap().image.as_deref(), Some("k/canvas.png"));
+
+        let json = serde_json::to_value(&dom).unwrap();
+        let plain_div = &json["nodes"][divs[2].id];
+        for key in [
+            "pseudo",
+            "text",
+            "shadowRoot",
+            "inputValue",
+            "checked",
+            "selected",
+            "currentSrc",
+            "image",
+            "scroll",
+            "stackingContext",
+            "fonts",
+        ] {
+            assert!(plain_div.get(key).is_none(), "{key} on a plain div: {plain_div}");
+        }
+    }
+
     #[test]
     fn a_frame_snapshotted_in_its_own_session_hangs_below_its_iframe_in_page_coordinates() {
         // strings: 0 "#document", 1 "IFRAME", 2 "#text", 3 "in frame", 4 "0px", 5 "4px", 6 "6px"
@@ -960,7 +1232,11 @@ mod tests {
                 details: Details::default(),
             },
         ];
-        assert_eq!(super::dom(&with_error, &[], Vec::new()).nodes.len(), 2, "only the page's nodes");
+        assert_eq!(
+            super::dom(&with_error, &[], Vec::new()).nodes.len(),
+            2,
+            "only the page's nodes"
+        );
 
         // A frame whose snapshot did not parse is an empty part: the parts
         // after it keep their numbers and their places.
@@ -994,6 +1270,10 @@ mod tests {
 
         // A frame whose owner is not found cannot be placed: left empty too.
         let orphan = parts(7);
-        assert_eq!(super::dom(&orphan, &[], Vec::new()).nodes.len(), 2, "only the page's nodes");
+        assert_eq!(
+            super::dom(&orphan, &[], Vec::new()).nodes.len(),
+            2,
+            "only the page's nodes"
+        );
     }
 }

@@ -421,15 +421,18 @@ impl Page {
                 const step = Math.max(innerHeight, 100);
                 const bottom = () => Math.min(document.documentElement.scrollHeight, maxHeight);
                 let steps = 0;
+                // `instant`: a page's `scroll-behavior: smooth` would still be
+                // moving when the worker looks.
+                const to = (top) => scrollTo({{ top, left: 0, behavior: 'instant' }});
                 for (let y = step; y < bottom() && performance.now() - started < budget; y += step) {{
-                    scrollTo(0, y);
+                    to(y);
                     steps++;
                     await frame();
                     await new Promise((r) => setTimeout(r, pause));
                 }}
                 if (steps) {{
                     if (s) s.muteScroll = true;
-                    scrollTo(0, 0);
+                    to(0);
                     await frame();
                     if (s) s.muteScroll = false;
                 }}
@@ -1056,7 +1059,10 @@ mod tests {
         assert!(!state.resources["1"].finished);
         state.apply("F", false, &event("Network.loadingFinished", json!({"requestId": "1"})));
         let kept = &state.resources["1"];
-        assert_eq!((kept.session.as_str(), kept.kind, kept.finished), ("F", AssetKind::Image, true));
+        assert_eq!(
+            (kept.session.as_str(), kept.kind, kept.finished),
+            ("F", AssetKind::Image, true)
+        );
     }
 
     #[test]
