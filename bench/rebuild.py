@@ -385,13 +385,13 @@ def main():
 
     print(f"\n## R: rebuild from the manifest — `{label}`\n")
     print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}; tolerance: max channel difference "
-          f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong, the share "
-          "the full rebuild gets right.\n")
-    print("| page | manifest | nodes | ink share | SSIM | SSIM bg-only | manifest bytes | capture ms |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong (the ink, "
+          "in CSS px²), the share the full rebuild gets right. SSIM on grey levels at one pixel per CSS px.\n")
+    print("| page | manifest | nodes | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes | capture ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {100 * r['ink_share']:.1f} % | {r['ssim']:.3f} "
-              f"| {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} |")
+        print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {100 * r['ink_share']:.1f} % "
+              f"| {r['ink_css_px']:,} | {r['ssim']:.3f} | {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} |")
     if rows:
         worst = min(rows, key=lambda r: r["ink_share"])
         path = os.path.join(args.out, f"worst-{label}.png")
@@ -432,7 +432,7 @@ def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
     timings = manifest.get("timings") or {}
     row = {"page": p.name, "version": manifest.get("manifestVersion", 1), "nodes": len(manifest["dom"]["nodes"]),
            "bytes": len(raw), "capture_ms": int(round(meta["seconds"] * 1000)), "timings": timings,
-           "side_by_side": sbs, **result}
+           "side_by_side": sbs, "ink_css_px": int(round(result["ink_px"] / scale ** 2)), **result}
     log(f"{p.name}: ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
         f"(bg-only {row['ssim_bg']:.3f})")
     return row

@@ -16,9 +16,9 @@ as wide as the capture's viewport and `page.capturedHeight` tall:
 - Text: one span per text box (`textBoxes`: x, y, w, h, start, length), at
   (x, y), `white-space: pre`, line-height = the box height, clipped to the
   box (2 px of slack), in the node's own computed font and colour. The
-  string is `text` sliced by start/length (v2), else `value` sliced (v1)
-  with white space collapsed as the computed `white-space` says and the
-  computed `text-transform` applied by CSS. Offsets count UTF-16 units.
+  string is `text` sliced by start/length (v2), else `value` sliced (v1,
+  with the computed `text-transform` applied by CSS), white space
+  collapsed as the computed `white-space` says. Offsets count UTF-16 units.
 - Fonts: every font asset that `dom.fonts` names is loaded with @font-face
   under a synthetic family per table entry; a node's `fonts` (v2) come
   first in its font-family, platform fonts by their family name, then the
@@ -100,7 +100,7 @@ TEXT_STYLES = [
     "-webkit-text-fill-color", "letter-spacing", "text-decoration-line", "text-decoration-color",
     "text-decoration-style", "text-shadow", "direction",
 ]
-CONTROL_STYLES = PADDING + TEXT_STYLES + ["text-align", "appearance", "font-family"]
+CONTROL_STYLES = PADDING + TEXT_STYLES + ["text-align", "appearance", "font-family", "line-height"]
 
 
 def q(css):
@@ -311,6 +311,8 @@ class Rebuild:
         ox, oy = self.get(n, "overflow-x", "visible"), self.get(n, "overflow-y", "visible")
         if ox == "visible" and oy == "visible":
             return None
+        if self.get(n, "display", "block") in ("inline", "contents") and not self.is_replaced(n):
+            return None  # overflow does not apply to inline boxes
         if n.get("parent") is not None and self.by_id[n["parent"]]["type"] == 9:
             return None  # the root element's overflow is the viewport's: the page scrolls
         inf = 1e7
@@ -623,7 +625,9 @@ class Rebuild:
                     value = "Submit" if kind == "submit" else "Reset"
                 t = kind if kind in ("password", "submit", "button", "reset", "color", "range") else "text"
                 ph = attrs.get("placeholder")
-                return (f'<input type="{t}" value="{html.escape(value or "")}"'
+                extra = "".join(f' {k}="{html.escape(attrs[k])}"' for k in ("min", "max", "step")
+                                if k in attrs and kind == "range")
+                return (f'<input type="{t}"{extra} value="{html.escape(value or "")}"'
                         f'{" placeholder=" + chr(34) + html.escape(ph) + chr(34) if ph else ""} style="{q(style)}">')
             return None
         if name == "SELECT":
@@ -644,7 +648,7 @@ class Rebuild:
         if name == "TEXTAREA":
             value = n.get("inputValue") if "inputValue" in n else "".join(
                 self.by_id[c].get("value") or "" for c in self.children.get(n["id"], []))
-            return f'<textarea style="{q(style)}resize:none">{html.escape(value or "")}</textarea>'
+            return f'<textarea style="{q(style)}">{html.escape(value or "")}</textarea>'
         return None
 
     def descendants_ids(self, n):
@@ -739,9 +743,9 @@ class Rebuild:
             if start < end:  # pieces of generated text each counted from 0: one after another
                 start = end
             end = start + length
-            s = u16slice(source, start, length)
-            if v1:
-                s = collapse(s, ws)
+            # White space may still be as in the DOM (v2 too): collapsed as
+            # the computed white-space says, so that a newline never breaks a line box.
+            s = collapse(u16slice(source, start, length), ws)
             if s.strip() or s:
                 out.append(((b[0], b[1], b[2], b[3]), s))
         return out

@@ -1097,7 +1097,7 @@ mod tests {
             (nested_host.parent, roots[1].parent),
             (Some(roots[0].id), Some(nested_host.id))
         );
-        assert_eq!(named("B").last().unwrap().parent, Some(roots[1].id));
+        assert_eq!(named("B").next_back().unwrap().parent, Some(roots[1].id));
         assert!(
             !dom.nodes.iter().any(|n| n.value == Some("v")),
             "the user-agent tree is left out"
