@@ -28,10 +28,11 @@ pub fn assert_valid_manifest(manifest: &Value) {
         .iter_errors(manifest)
         .map(|e| format!("  {} (schema {}): {e}", e.instance_path(), e.schema_path()))
         .collect();
-    // DIAGNOSTIC ONLY, not committed: report, do not stop.
-    if !errors.is_empty() {
-        eprintln!("SCHEMA: {} errors", errors.len());
-    }
+    assert!(
+        errors.is_empty(),
+        "capture.json does not match {SCHEMA_PATH}:\n{}",
+        errors.join("\n")
+    );
 }
 
 impl TestApp {
