@@ -327,12 +327,23 @@ pub struct Owner {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Questions {
     /// Laid-out text nodes and pseudo-elements with text: which fonts drew them.
-    pub text_nodes: Vec<i64>,
+    pub text_nodes: Vec<TextNode>,
     /// Laid-out `<canvas>` and `<video>` elements: their pixels.
     pub pixels: Vec<(i64, AssetKind)>,
     /// Elements whose children may be a shadow root's or their own (a node
     /// in a shadow tree below another of the same mode): which host one.
     pub maybe_hosts: Vec<i64>,
+}
+
+/// A node whose fonts are asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub struct TextNode {
+    pub backend_node_id: i64,
+    /// Nodes with the same number have the same computed style, so the same
+    /// font draws the same character in each of them.
+    pub style: Option<usize>,
+    /// The distinct characters of its laid-out text, sorted.
+    pub chars: Vec<char>,
 }
 
 /// Chromium's answers to a part's [`Questions`].
@@ -507,23 +518,37 @@ impl<'a> Snapshot<'a> {
     /// What to ask Chromium about this snapshot's nodes (see [`Questions`]).
     pub fn questions(&self) -> Questions {
         let mut questions = Questions::default();
+        // Style numbers of earlier documents, so each document's are its own.
+        let mut styles_seen = 0;
         for document in self.documents.iter().filter(|d| !self.is_error_page(d)) {
             let tree = &document.nodes;
             let backend = |n: usize| tree.backend_node_id.get(n).copied();
             let pseudo = tree.pseudo_type.to_map();
-            let mut asked = HashSet::new();
+            let mut asked: HashMap<i64, usize> = HashMap::new();
             for (l, node) in document.layout.node_index.iter().enumerate() {
                 let Ok(n) = usize::try_from(*node) else { continue };
                 let Some(id) = backend(n) else { continue };
                 let node_type = tree.node_type.get(n).copied().unwrap_or(0);
-                let has_text = document
+                let text = document
                     .layout
                     .text
                     .get(l)
                     .and_then(|t| self.string(*t))
-                    .is_some_and(|t| !t.trim().is_empty());
-                if has_text && (node_type == 3 || pseudo.contains_key(&n)) && asked.insert(id) {
-                    questions.text_nodes.push(id);
+                    .filter(|t| !t.trim().is_empty());
+                if let (Some(text), true) = (text, node_type == 3 || pseudo.contains_key(&n)) {
+                    let style = document.layout.styles.ids.get(l).map(|s| styles_seen + s);
+                    let at = *asked.entry(id).or_insert_with(|| {
+                        questions.text_nodes.push(TextNode {
+                            backend_node_id: id,
+                            style,
+                            chars: Vec::new(),
+                        });
+                        questions.text_nodes.len() - 1
+                    });
+                    let chars = &mut questions.text_nodes[at].chars;
+                    chars.extend(text.chars().filter(|c| !c.is_whitespace()));
+                    chars.sort_unstable();
+                    chars.dedup();
                 }
                 let name = tree.node_name.get(n).and_then(|s| self.string(*s)).unwrap_or_default();
                 let kind = match name.to_ascii_uppercase().as_str() {
@@ -549,6 +574,7 @@ impl<'a> Snapshot<'a> {
                     questions.maybe_hosts.extend(backend(p));
                 }
             }
+            styles_seen += document.layout.styles.table.len();
             questions.maybe_hosts.sort_unstable();
         }
         questions
@@ -1005,10 +1031,19 @@ mod tests {
         let snapshot = Snapshot::parse(&reply).unwrap();
 
         let questions = snapshot.questions();
+        let asked: Vec<(i64, String)> = questions
+            .text_nodes
+            .iter()
+            .map(|t| (t.backend_node_id, t.chars.iter().collect()))
+            .collect();
         assert_eq!(
-            questions.text_nodes,
-            vec![103, 105, 109],
-            "laid-out text and generated text"
+            asked,
+            [(103, "DEHLORW"), (105, "Scein"), (109, "adhosw")].map(|(id, chars)| (id, chars.to_owned())),
+            "laid-out text and generated text, by their distinct characters"
+        );
+        assert_eq!(
+            questions.text_nodes[0].style, questions.text_nodes[2].style,
+            "the same computed style"
         );
         assert_eq!(questions.pixels, vec![(117, AssetKind::Canvas)]);
         assert_eq!(

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Connection, Event, Reply};
-use crate::dom::{Details, Owner, Questions};
+use crate::dom::{Details, Owner, Questions, TextNode};
 use crate::egress::authority_of;
 use crate::failure::{Cause, Failure};
 
@@ -637,7 +637,14 @@ impl Page {
     }
 
     /// The fonts that drew each node's text, most glyphs first.
-    async fn fonts_of(&self, session: &str, nodes: &[i64]) -> Vec<(i64, Vec<FontUse>)> {
+    ///
+    /// One `CSS.getPlatformFontsForNode` per node would be thousands of
+    /// calls on a big page, so nodes of one computed style are asked through
+    /// representatives (see [`representatives`]): when a representative was
+    /// drawn in one font, so was every node of its style whose characters
+    /// are all among the representative's. The others are asked themselves.
+    /// Every call of a round is in flight at once.
+    async fn fonts_of(&self, session: &str, nodes: &[TextNode]) -> Vec<(i64, Vec<FontUse>)> {
         if nodes.is_empty() {
             return Vec::new();
         }
@@ -645,11 +652,16 @@ impl Page {
         let call = |method: &'static str, params: Value| cdp.call(Some(session), method, params, COMMAND_TIMEOUT);
         // CSS needs DOM; enabling CSS also reports the web fonts loaded
         // (`CSS.fontsUpdated`), which names their files.
+        let backend_ids: Vec<i64> = nodes.iter().map(|n| n.backend_node_id).collect();
         let ready = async {
             call("DOM.enable", json!({})).await?;
             call("CSS.enable", json!({})).await?;
             call("DOM.getDocument", json!({"depth": 0})).await?;
-            call("DOM.pushNodesByBackendIdsToFrontend", json!({"backendNodeIds": nodes})).await
+            call(
+                "DOM.pushNodesByBackendIdsToFrontend",
+                json!({"backendNodeIds": backend_ids}),
+            )
+            .await
         };
         let pushed = match ready.await {
             Ok(pushed) => pushed,
@@ -662,31 +674,41 @@ impl Page {
             .as_array()
             .map(|ids| ids.iter().map(|id| id.as_i64().unwrap_or(0)).collect())
             .unwrap_or_default();
-        let asked = nodes.iter().zip(node_ids).filter(|(_, id)| *id != 0);
-        futures::future::join_all(asked.map(|(backend, node_id)| async move {
-            let fonts = call("CSS.getPlatformFontsForNode", json!({"nodeId": node_id}))
-                .await
-                .ok()?;
-            let mut fonts: Vec<(u64, FontUse)> = fonts["fonts"]
-                .as_array()?
-                .iter()
-                .map(|f| {
-                    let font = FontUse {
-                        family: f["familyName"].as_str().unwrap_or_default().to_owned(),
-                        post_script_name: f["postScriptName"].as_str().unwrap_or_default().to_owned(),
-                        custom: f["isCustomFont"].as_bool().unwrap_or(false),
-                        src: None,
-                    };
-                    (f["glyphCount"].as_u64().unwrap_or(0), font)
-                })
-                .collect();
-            fonts.sort_by_key(|(glyphs, _)| std::cmp::Reverse(*glyphs));
-            Some((*backend, fonts.into_iter().map(|(_, f)| f).collect()))
-        }))
-        .await
-        .into_iter()
-        .flatten()
-        .collect()
+        let ask = |indexes: Vec<usize>| {
+            let node_ids = &node_ids;
+            futures::future::join_all(indexes.into_iter().map(move |i| async move {
+                let node_id = *node_ids.get(i).filter(|id| **id != 0)?;
+                let fonts = call("CSS.getPlatformFontsForNode", json!({"nodeId": node_id}))
+                    .await
+                    .ok()?;
+                Some((i, platform_fonts(&fonts)))
+            }))
+        };
+        let representative = representatives(nodes);
+        let mut reps: Vec<usize> = representative.clone();
+        reps.sort_unstable();
+        reps.dedup();
+        let mut answers: HashMap<usize, Vec<FontUse>> = ask(reps).await.into_iter().flatten().collect();
+        let mut rest = Vec::new();
+        for (i, rep) in representative.iter().enumerate() {
+            if answers.contains_key(&i) {
+                continue;
+            }
+            match answers.get(rep) {
+                Some(fonts) if fonts.len() == 1 => {
+                    let fonts = fonts.clone();
+                    answers.insert(i, fonts);
+                }
+                _ => rest.push(i),
+            }
+        }
+        answers.extend(ask(rest).await.into_iter().flatten());
+        let mut out: Vec<(i64, Vec<FontUse>)> = answers
+            .into_iter()
+            .map(|(i, fonts)| (nodes[i].backend_node_id, fonts))
+            .collect();
+        out.sort_unstable_by_key(|(node, _)| *node);
+        out
     }
 
     /// Of `candidates`, the elements that host a shadow root.
@@ -909,6 +931,53 @@ impl Page {
     }
 }
 
+/// `CSS.getPlatformFontsForNode`'s answer, most glyphs first.
+fn platform_fonts(answer: &Value) -> Vec<FontUse> {
+    let mut fonts: Vec<(u64, FontUse)> = answer["fonts"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|f| {
+            let font = FontUse {
+                family: f["familyName"].as_str().unwrap_or_default().to_owned(),
+                post_script_name: f["postScriptName"].as_str().unwrap_or_default().to_owned(),
+                custom: f["isCustomFont"].as_bool().unwrap_or(false),
+                src: None,
+            };
+            (f["glyphCount"].as_u64().unwrap_or(0), font)
+        })
+        .collect();
+    fonts.sort_by_key(|(glyphs, _)| std::cmp::Reverse(*glyphs));
+    fonts.into_iter().map(|(_, f)| f).collect()
+}
+
+/// For each node, the index of the node whose fonts stand for its own: a
+/// node of the same computed style whose distinct characters include all of
+/// its own (itself when there is none). Nodes are taken most characters
+/// first, so a style's few long texts stand for its many short ones.
+pub fn representatives(nodes: &[TextNode]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(nodes[i].chars.len()));
+    let mut reps_of_style: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut representative: Vec<usize> = (0..nodes.len()).collect();
+    for i in order {
+        let Some(style) = nodes[i].style else { continue };
+        let reps = reps_of_style.entry(style).or_default();
+        match reps.iter().find(|&&r| is_subset(&nodes[i].chars, &nodes[r].chars)) {
+            Some(&r) => representative[i] = r,
+            None => reps.push(i),
+        }
+    }
+    representative
+}
+
+/// Whether sorted `a` is within sorted `b`.
+fn is_subset(a: &[char], b: &[char]) -> bool {
+    let mut b = b.iter();
+    a.iter().all(|c| b.by_ref().any(|d| d == c))
+}
+
 /// Feeds `session`'s events into `state` and sets up every target attached
 /// below it: a cross-site frame gets its network events and the same
 /// auto-attach (so its own frames are found), then runs; a worker gets its
@@ -994,6 +1063,34 @@ mod tests {
             method: method.into(),
             params,
         }
+    }
+
+    #[test]
+    fn a_style_s_long_texts_stand_for_its_short_ones() {
+        let node = |id: i64, style: Option<usize>, text: &str| {
+            let mut chars: Vec<char> = text.chars().collect();
+            chars.sort_unstable();
+            chars.dedup();
+            TextNode {
+                backend_node_id: id,
+                style,
+                chars,
+            }
+        };
+        let nodes = [
+            node(1, Some(1), "cab"),
+            node(2, Some(1), "abcdef"),
+            node(3, Some(1), "xyz"),
+            node(4, Some(2), "ab"),
+            node(5, None, "a"),
+            node(6, Some(1), "fa"),
+        ];
+        // 2 stands for 1 and 6 (their characters are among its own); 3 has
+        // characters 2 lacks; 4 is another style; 5 has none to share.
+        assert_eq!(representatives(&nodes), vec![1, 1, 2, 3, 4, 1]);
+        assert!(is_subset(&['a', 'c'], &['a', 'b', 'c']));
+        assert!(!is_subset(&['a', 'd'], &['a', 'b', 'c']));
+        assert!(is_subset(&[], &['a']));
     }
 
     #[test]
