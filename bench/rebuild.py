@@ -196,14 +196,14 @@ class Callbacks:
 
 
 class Worker:
-    def __init__(self, binary, queue_url, allow):
+    def __init__(self, binary, queue_url, allow, log_path):
         env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
         env.update({
             "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
             "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow), "WORKER_CONCURRENCY": "1",
             "RUST_LOG": "warn", "CHROMIUM_PATH": os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium"),
         })
-        self.log = tempfile.NamedTemporaryFile(prefix="rebuild-worker-", suffix=".log", delete=False)
+        self.log = open(log_path, "wb")
         self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)
 
     def stop(self):
@@ -213,6 +213,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.log.close()
 
 
 def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir):
@@ -346,7 +347,7 @@ def main():
             sites = [Site(host, page_sets.mounts(ROOT)) for host in SITE_HOSTS]
             callbacks = Callbacks()
             queue_url = sqs.create_queue(QueueName=f"bench-r-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-            worker = Worker(args.worker, queue_url, [s.addr for s in sites])
+            worker = Worker(args.worker, queue_url, [s.addr for s in sites], os.path.join(run_dir, "worker.log"))
             log(f"worker {args.worker} (log {worker.log.name}); pages on {sites[0].origin} and {sites[1].origin}")
             try:
                 for p in catalogue:
