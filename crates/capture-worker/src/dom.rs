@@ -839,6 +839,10 @@ impl<'a> Snapshot<'a> {
             }
         }
         let text = &document.text_boxes;
+        // Chromium counts a text box's start in the DOM text and its length
+        // in the laid-out one: where `text-transform` changed the length
+        // ("ß" → "SS"), starts are moved into `text`.
+        let mut offsets: HashMap<usize, Option<Vec<usize>>> = HashMap::new();
         for (t, layout_index) in text.layout_index.iter().enumerate() {
             let Ok(l) = usize::try_from(*layout_index) else {
                 continue;
@@ -846,12 +850,51 @@ impl<'a> Snapshot<'a> {
             let (Some(id), Some(r)) = (node_of(l), text.bounds.get(t)) else {
                 continue;
             };
-            let start = text.start.get(t).copied().unwrap_or(0) as f64 + text_start.get(l).copied().unwrap_or(0) as f64;
+            let raw = text.start.get(t).copied().unwrap_or(0);
+            let node = &out.nodes[id];
+            let map = offsets
+                .entry(id)
+                .or_insert_with(|| match (node.value, node.text.as_deref()) {
+                    (Some(value), Some(laid_out))
+                        if value.encode_utf16().count() != laid_out.encode_utf16().count() =>
+                    {
+                        layout_offsets(value, laid_out)
+                    }
+                    _ => None,
+                });
+            let start = usize::try_from(raw)
+                .ok()
+                .and_then(|raw| map.as_ref()?.get(raw).copied())
+                .map_or(raw as f64, |moved| moved as f64)
+                + text_start.get(l).copied().unwrap_or(0) as f64;
             let length = text.length.get(t).copied().unwrap_or(0) as f64;
             let [x, y, w, h] = moved(*r);
             out.nodes[id].text_boxes.push([x, y, w, h, start, length]);
         }
     }
+}
+
+/// For each UTF-16 offset of a text node's DOM `value`, the offset of the
+/// same place in its laid-out `text`, when the one is the other with each
+/// character upper- or lower-cased (`text-transform`; full case mappings,
+/// so "ß" may become "SS"). `None` when they are not.
+fn layout_offsets(value: &str, laid_out: &str) -> Option<Vec<usize>> {
+    let mut offsets = Vec::with_capacity(value.len() + 1);
+    let mut rest = laid_out;
+    let mut at = 0;
+    for c in value.chars() {
+        let forms = [
+            c.to_uppercase().collect::<String>(),
+            c.to_lowercase().collect(),
+            c.to_string(),
+        ];
+        let form = forms.iter().find(|f| rest.starts_with(f.as_str()))?;
+        offsets.extend(std::iter::repeat_n(at, c.len_utf16()));
+        at += form.encode_utf16().count();
+        rest = &rest[form.len()..];
+    }
+    offsets.push(at);
+    rest.is_empty().then_some(offsets)
 }
 
 impl<'s> Builder<'s, '_> {
@@ -940,6 +983,20 @@ mod tests {
             .iter()
             .map(|n| given.iter().find(|(name, _)| name == n).map_or(default, |(_, v)| *v))
             .collect()
+    }
+
+    #[test]
+    fn text_box_starts_move_where_text_transform_changed_the_length() {
+        // "straße maße" upper-cased: "STRASSE MASSE".
+        let offsets = layout_offsets("straße maße", "STRASSE MASSE").unwrap();
+        let starts: Vec<usize> = [0, 4, 5, 7, 9, 10].iter().map(|s| offsets[*s]).collect();
+        assert_eq!(starts, vec![0, 4, 6, 8, 10, 12]);
+        assert_eq!(offsets.last(), Some(&13));
+        assert_eq!(layout_offsets("Ab", "ab"), Some(vec![0, 1, 2]), "lower-cased");
+        assert_eq!(layout_offsets("abc", "xyz"), None, "not a case change");
+        assert_eq!(layout_offsets("ab", "ABC"), None, "text left over");
+        // Characters outside the BMP count two UTF-16 units.
+        assert_eq!(layout_offsets("𝒜ß", "𝒜SS"), Some(vec![0, 0, 2, 4]));
     }
 
     #[test]

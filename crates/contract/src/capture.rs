@@ -293,9 +293,13 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// The JSON Schema of `capture.json`, as committed.
+/// The JSON Schema of `capture.json`, as committed: of the JSON the worker
+/// writes, so a key it leaves out when empty is not required.
 pub fn schema_json() -> String {
-    let schema = schemars::schema_for!(CaptureManifest<'static>);
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<CaptureManifest<'static>>();
     serde_json::to_string_pretty(&schema).expect("a schema serializes") + "\n"
 }
 
