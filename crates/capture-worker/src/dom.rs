@@ -344,6 +344,10 @@ pub struct TextNode {
     pub style: Option<usize>,
     /// The distinct characters of its laid-out text, sorted.
     pub chars: Vec<char>,
+    /// Its computed `font-weight` and `font-style`: which face of a web
+    /// font drew it.
+    pub font_weight: String,
+    pub font_style: String,
 }
 
 /// Chromium's answers to a part's [`Questions`].
@@ -413,12 +417,14 @@ pub fn dom<'s>(parts: &'s [Part<'_>], image_keys: &[String], fonts: Vec<UsedFont
         documents: Vec::new(),
         styles: Vec::new(),
         style_ids: HashMap::new(),
+        part: 0,
         image_keys,
     };
     // Per part: where its frame elements are, once it is placed.
     let mut placed: Vec<Option<HashMap<i64, usize>>> = Vec::with_capacity(parts.len());
     let mut documents = 0;
-    for part in parts {
+    for (number, part) in parts.iter().enumerate() {
+        out.part = number;
         // Where the part hangs: the page at the origin, a frame below its
         // owner's content box. A frame showing Chromium's error page (the
         // egress rules blocked it, or it failed), or whose owner is not in
@@ -460,7 +466,11 @@ struct Builder<'s, 'k> {
     nodes: Vec<Node<'s>>,
     documents: Vec<Document<'s>>,
     styles: Vec<Vec<&'s str>>,
-    style_ids: HashMap<&'s [i32], usize>,
+    /// Style ids by part and the part's string indexes: each part (each
+    /// session's snapshot) numbers its strings its own way.
+    style_ids: HashMap<(usize, &'s [i32]), usize>,
+    /// The part being appended.
+    part: usize,
     image_keys: &'k [String],
 }
 
@@ -536,12 +546,24 @@ impl<'a> Snapshot<'a> {
                     .and_then(|t| self.string(*t))
                     .filter(|t| !t.trim().is_empty());
                 if let (Some(text), true) = (text, node_type == 3 || pseudo.contains_key(&n)) {
-                    let style = document.layout.styles.ids.get(l).map(|s| styles_seen + s);
+                    let local = document.layout.styles.ids.get(l).copied();
+                    let style = local.map(|s| styles_seen + s);
+                    let value = |name: &str| -> String {
+                        let at = STYLE_NAMES.iter().position(|n| *n == name);
+                        local
+                            .and_then(|s| document.layout.styles.table.get(s))
+                            .and_then(|values| values.get(at?))
+                            .and_then(|v| self.string(*v))
+                            .unwrap_or("normal")
+                            .to_owned()
+                    };
                     let at = *asked.entry(id).or_insert_with(|| {
                         questions.text_nodes.push(TextNode {
                             backend_node_id: id,
                             style,
                             chars: Vec::new(),
+                            font_weight: value("font-weight"),
+                            font_style: value("font-style"),
                         });
                         questions.text_nodes.len() - 1
                     });
@@ -636,9 +658,8 @@ impl<'a> Snapshot<'a> {
     }
 
     /// The document's nodes, with a node of type 11 for every shadow root
-    /// (Chromium lists a shadow root's children directly below their host)
-    /// and without the browser's own user-agent shadow trees. Returns each
-    /// snapshot node's id, if it was kept.
+    /// a page attached (Chromium lists a shadow root's children directly
+    /// below their host). Returns each snapshot node's id, if it was kept.
     fn append_nodes<'s>(
         &'s self,
         out: &mut Builder<'s, '_>,
@@ -675,14 +696,14 @@ impl<'a> Snapshot<'a> {
                 },
                 None => None,
             };
-            if mode == Some("user-agent") {
-                ids.push(None);
-                continue;
-            }
             // A shadow tree's top: a node in a shadow tree whose parent is
-            // in none, or in another, or hosts one (asked of Chromium).
+            // in none, or in another, or hosts one (asked of Chromium). The
+            // browser's own trees (labelled `user-agent`, or below an element
+            // no page can attach a shadow root to, as `<select>`'s) get no
+            // shadow root node: their nodes stay as they are listed.
+            let host_name = |p: usize| tree.node_name.get(p).and_then(|s| self.string(*s)).unwrap_or_default();
             let parent = match (mode, parent, parent_index) {
-                (Some(mode), Some(host), Some(p)) => {
+                (Some(mode), Some(host), Some(p)) if mode != "user-agent" && can_host_shadow_root(host_name(p)) => {
                     let parent_mode = shadow.get(&p).and_then(|s| self.string(*s));
                     let parent_backend = tree.backend_node_id.get(p).copied().unwrap_or(0);
                     if parent_mode != Some(mode) || details.hosts.contains(&parent_backend) {
@@ -901,7 +922,7 @@ impl<'s> Builder<'s, '_> {
     /// The index of a computed style in the shared table, added when new.
     fn intern_style(&mut self, snapshot: &'s Snapshot<'_>, key: &'s [i32]) -> usize {
         let next = self.styles.len();
-        let id = *self.style_ids.entry(key).or_insert(next);
+        let id = *self.style_ids.entry((self.part, key)).or_insert(next);
         if id == next {
             self.styles
                 .push(key.iter().map(|s| snapshot.string(*s).unwrap_or_default()).collect());
@@ -983,6 +1004,45 @@ mod tests {
             .iter()
             .map(|n| given.iter().find(|(name, _)| name == n).map_or(default, |(_, v)| *v))
             .collect()
+    }
+
+    #[test]
+    fn each_part_s_styles_are_read_with_its_own_strings() {
+        let part = |strings: serde_json::Value, name: i32| {
+            let snapshot = json!({"id": 1, "result": {"strings": strings, "documents": [{
+                "nodes": {"parentIndex": [-1, 0], "nodeType": [9, 1], "nodeName": [0, name], "backendNodeId": [1, 42]},
+                "layout": {"nodeIndex": [1], "styles": [[2]], "bounds": [[0, 0, 10, 10]]},
+                "textBoxes": {}
+            }]}});
+            crate::cdp::Reply::from_text(snapshot.to_string())
+        };
+        // The same string indexes, different strings: the page's IFRAME is
+        // red, the frame's DIV blue.
+        let (page, frame) = (
+            part(json!(["#document", "IFRAME", "red"]), 1),
+            part(json!(["#document", "DIV", "blue"]), 1),
+        );
+        let parts = [
+            Part {
+                snapshot: Snapshot::parse(&page).unwrap(),
+                owner: None,
+                details: Details::default(),
+            },
+            Part {
+                snapshot: Snapshot::parse(&frame).unwrap(),
+                owner: Some(Owner {
+                    part: 0,
+                    backend_node_id: 42,
+                }),
+                details: Details::default(),
+            },
+        ];
+        let dom = dom(&parts, &[], Vec::new());
+        let style_of = |name: &str| {
+            let node = dom.nodes.iter().find(|n| n.name == name).unwrap();
+            dom.styles[node.style.unwrap()].clone()
+        };
+        assert_eq!((style_of("IFRAME"), style_of("DIV")), (vec!["red"], vec!["blue"]));
     }
 
     #[test]
@@ -1190,11 +1250,13 @@ mod tests {
             (Some(roots[0].id), Some(nested_host.id))
         );
         assert_eq!(named("B").next_back().unwrap().parent, Some(roots[1].id));
-        assert!(
-            !dom.nodes.iter().any(|n| n.value == Some("v")),
-            "the user-agent tree is left out"
+        let ua_text = dom.nodes.iter().find(|n| n.value == Some("v")).unwrap();
+        let ua_div = &dom.nodes[ua_text.parent.unwrap()];
+        assert_eq!(
+            (ua_div.name, dom.nodes[ua_div.parent.unwrap()].name),
+            ("DIV", "INPUT"),
+            "a user-agent tree gets no shadow root node"
         );
-        assert_eq!(dom.nodes.iter().filter(|n| n.name == "DIV").count(), 3);
 
         // Form state: a password shows as bullets, a checkbox's value is no text.
         let inputs: Vec<_> = named("INPUT").collect();
@@ -1205,7 +1267,7 @@ mod tests {
         assert_eq!(named("IMG").next().unwrap().current_src, Some("http://x/b.png"));
 
         // Scroll containers and stacking contexts.
-        let divs: Vec<_> = named("DIV").collect();
+        let divs: Vec<_> = named("DIV").filter(|d| d.parent != Some(inputs[1].id)).collect();
         assert_eq!(
             divs[1].scroll,
             Some([0.0, 40.0, 100.0, 400.0]),

@@ -1,6 +1,6 @@
 // Runs in the page's main world before any of its own scripts (SPEC §11
 // "Before the snapshot"), in every document of the page's process. It only
-// watches, until the worker asks (`hold`, `muteScroll`):
+// watches, until the worker asks (`hold`, `muteScroll`, `frozen`):
 //
 // - when the page last changed: a DOM mutation, or a requestAnimationFrame
 //   callback (how charts and canvases draw), so the worker can wait until
@@ -11,7 +11,12 @@
 //   scrolled to it saw it;
 // - while the worker scrolls back to the top (`muteScroll`), the page's
 //   scroll listeners do not hear it, so sections revealed on scroll stay
-//   revealed.
+//   revealed;
+// - once the page has stopped changing (`frozen`), its scroll and resize
+//   listeners and IntersectionObservers hear nothing more: the screenshot
+//   lays the page out in a viewport as tall as the page for a moment, and
+//   a page that reacted to that would differ between the screenshot and
+//   the snapshot taken after it.
 //
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
@@ -21,6 +26,7 @@
   const state = {
     hold: false,
     muteScroll: false,
+    frozen: false,
     lastChange: performance.now(),
     size: '',
     raf: w.requestAnimationFrame.bind(w),
@@ -48,6 +54,7 @@
     w.IntersectionObserver = class IntersectionObserver extends IO {
       constructor(callback, options) {
         super((entries, observer) => {
+          if (state.frozen) return;
           const kept = entries.filter((e) => {
             if (e.isIntersecting) {
               if (state.hold) state.seen.add(e.target);
@@ -63,7 +70,14 @@
   w.addEventListener(
     'scroll',
     (e) => {
-      if (state.muteScroll) e.stopImmediatePropagation();
+      if (state.muteScroll || state.frozen) e.stopImmediatePropagation();
+    },
+    true,
+  );
+  w.addEventListener(
+    'resize',
+    (e) => {
+      if (state.frozen) e.stopImmediatePropagation();
     },
     true,
   );

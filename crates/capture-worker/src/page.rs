@@ -61,8 +61,8 @@ pub struct PageState {
     resources: HashMap<String, Resource>,
     /// Cross-site frames attached in their own sessions, parents first.
     frames: Vec<Frame>,
-    /// Web fonts Chromium loaded: the family their file names, and its URL.
-    web_fonts: Vec<(String, String)>,
+    /// Web fonts Chromium loaded (`CSS.fontsUpdated`).
+    web_fonts: Vec<WebFont>,
     /// `host:port` of everything the page's documents asked for.
     requested: HashSet<String>,
 }
@@ -74,6 +74,44 @@ pub struct Frame {
     pub frame_id: String,
     /// The session of the frame (or page) that holds it.
     pub parent_session: String,
+}
+
+/// A web font Chromium loaded: the family its file names, the face its
+/// `@font-face` rule declared, and the file's URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebFont {
+    pub family: String,
+    pub weight: String,
+    pub style: String,
+    pub src: String,
+}
+
+/// Of the web fonts of `family`, the file that draws text of `weight` and
+/// `style` (computed values): the same style first, then the nearest
+/// weight, as CSS font matching picks a face.
+fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, weight: &str, style: &str) -> Option<&'w WebFont> {
+    let number = |w: &str| match w {
+        "normal" => Some(400.0),
+        "bold" => Some(700.0),
+        w => w.parse::<f64>().ok(),
+    };
+    let wanted = number(weight).unwrap_or(400.0);
+    let distance = |declared: &str| {
+        let mut range = declared.split_whitespace().filter_map(number);
+        let low = range.next().unwrap_or(400.0);
+        let high = range.next().unwrap_or(low);
+        if wanted < low {
+            low - wanted
+        } else {
+            (wanted - high).max(0.0)
+        }
+    };
+    let kind = |s: &str| s.split_whitespace().next().unwrap_or("normal").to_owned();
+    fonts.iter().filter(|f| f.family == family).min_by(|a, b| {
+        let key = |f: &WebFont| (kind(&f.style) != kind(style), distance(&f.weight));
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    })
 }
 
 /// A response worth keeping as an asset, and the session that can read it.
@@ -164,7 +202,13 @@ impl PageState {
             "CSS.fontsUpdated" => {
                 let font = &p["font"];
                 if let (Some(family), Some(src)) = (font["platformFontFamily"].as_str(), font["src"].as_str()) {
-                    self.web_fonts.push((family.to_owned(), src.to_owned()));
+                    let text = |key: &str| font[key].as_str().unwrap_or("normal").to_owned();
+                    self.web_fonts.push(WebFont {
+                        family: family.to_owned(),
+                        weight: text("fontWeight"),
+                        style: text("fontStyle"),
+                        src: src.to_owned(),
+                    });
                 }
             }
             "Page.loadEventFired" if main => self.load_fired = true,
@@ -451,7 +495,8 @@ impl Page {
     /// Runs finite CSS animations and transitions to their end and pauses
     /// infinite ones, until the page has stopped changing for [`PAGE_QUIET`]
     /// (no DOM mutation, no requestAnimationFrame drawing, no change of the
-    /// document's size, the network idle) or [`QUIET_TIMEOUT`] has passed.
+    /// document's size, the network idle) or [`QUIET_TIMEOUT`] has passed;
+    /// then freezes what the page hears of the viewport.
     pub async fn quiet(&self) -> Result<(), Failure> {
         const PROBE: &str = r#"(() => {
             for (const a of document.getAnimations()) {
@@ -477,10 +522,19 @@ impl Page {
                 .unwrap_or(f64::MAX);
             let still = still_ms >= PAGE_QUIET.as_millis() as f64 && self.state().network_idle(QUIET_PERIOD);
             if still || Instant::now() >= deadline || self.crashed() {
-                return Ok(());
+                break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        // From here the page hears no scroll, resize or intersection (see
+        // `page.js`), so the screenshot and the snapshot show one state.
+        self.evaluate(
+            "(s => { if (s) s.frozen = true; })(window.__pageImportCapture)",
+            false,
+            COMMAND_TIMEOUT,
+        )
+        .await?;
+        Ok(())
     }
 
     /// A full-page PNG of `width` CSS px, at most `max_height` CSS px tall.
@@ -598,15 +652,18 @@ impl Page {
             );
             details.hosts = hosts;
             let web_fonts = self.state().web_fonts.clone();
+            let face: HashMap<i64, (&str, &str)> = asked
+                .text_nodes
+                .iter()
+                .map(|t| (t.backend_node_id, (t.font_weight.as_str(), t.font_style.as_str())))
+                .collect();
             for (node, used) in fonts {
+                let (weight, style) = face.get(&node).copied().unwrap_or(("normal", "normal"));
                 let ids = used
                     .into_iter()
                     .map(|mut font| {
                         if font.custom {
-                            font.src = web_fonts
-                                .iter()
-                                .find(|(family, _)| *family == font.family)
-                                .map(|(_, src)| src.clone());
+                            font.src = web_font_for(&web_fonts, &font.family, weight, style).map(|f| f.src.clone());
                         }
                         let next = answers.fonts.len();
                         *font_ids.entry(font.clone()).or_insert_with(|| {
@@ -1066,6 +1123,30 @@ mod tests {
     }
 
     #[test]
+    fn a_web_font_s_file_is_the_face_css_matching_picks() {
+        let face = |weight: &str, style: &str, src: &str| WebFont {
+            family: "Fira Sans".into(),
+            weight: weight.into(),
+            style: style.into(),
+            src: src.into(),
+        };
+        let fonts = [
+            face("400", "normal", "regular.woff2"),
+            face("500", "normal", "medium.woff2"),
+            face("400", "italic", "italic.woff2"),
+            face("100 900", "normal", "variable-other.woff2"),
+        ];
+        let pick = |weight, style| web_font_for(&fonts[..3], "Fira Sans", weight, style).map(|f| f.src.as_str());
+        assert_eq!(pick("500", "normal"), Some("medium.woff2"));
+        assert_eq!(pick("normal", "normal"), Some("regular.woff2"));
+        assert_eq!(pick("700", "normal"), Some("medium.woff2"), "the nearest weight");
+        assert_eq!(pick("400", "italic"), Some("italic.woff2"));
+        assert_eq!(web_font_for(&fonts, "Other", "400", "normal"), None);
+        let variable = web_font_for(&fonts[3..], "Fira Sans", "650", "normal").map(|f| f.src.as_str());
+        assert_eq!(variable, Some("variable-other.woff2"), "a weight range");
+    }
+
+    #[test]
     fn a_style_s_long_texts_stand_for_its_short_ones() {
         let node = |id: i64, style: Option<usize>, text: &str| {
             let mut chars: Vec<char> = text.chars().collect();
@@ -1075,6 +1156,8 @@ mod tests {
                 backend_node_id: id,
                 style,
                 chars,
+                font_weight: "400".into(),
+                font_style: "normal".into(),
             }
         };
         let nodes = [
