@@ -111,7 +111,7 @@ async fn run(
     page.reveal(settings.max_height_px).await?;
     timings.reveal_ms = since_start();
 
-    page.quiet().await?;
+    page.quiet_and_freeze().await?;
     timings.quiet_ms = since_start();
 
     let screenshot = page.screenshot(job.viewport.width, settings.max_height_px).await?;

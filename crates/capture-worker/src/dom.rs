@@ -324,15 +324,34 @@ pub struct Owner {
 
 /// What the snapshot alone does not tell, to be asked of Chromium about a
 /// part's nodes (by backend node id) while the page is still open.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Questions {
     /// Laid-out text nodes and pseudo-elements with text: which fonts drew them.
     pub text_nodes: Vec<TextNode>,
     /// Laid-out `<canvas>` and `<video>` elements: their pixels.
-    pub pixels: Vec<(i64, AssetKind)>,
+    pub pixels: Vec<PixelsOf>,
     /// Elements whose children may be a shadow root's or their own (a node
     /// in a shadow tree below another of the same mode): which host one.
     pub maybe_hosts: Vec<i64>,
+    /// The frame of the part's first document, where its pixels are read.
+    pub frame_id: Option<String>,
+}
+
+/// A snapshot asks about at most this many of each: a hostile page can lay
+/// out any number of nodes, and each question is a call to Chromium.
+pub const MAX_FONT_QUESTIONS: usize = 25_000;
+pub const MAX_ELEMENT_IMAGES: usize = 64;
+pub const MAX_HOST_QUESTIONS: usize = 10_000;
+
+/// A canvas or video whose pixels are asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PixelsOf {
+    pub backend_node_id: i64,
+    pub kind: AssetKind,
+    /// Its box in its document's coordinates.
+    pub layout_box: [f64; 4],
+    /// It belongs to the part's first document.
+    pub first_document: bool,
 }
 
 /// A node whose fonts are asked for.
@@ -530,7 +549,13 @@ impl<'a> Snapshot<'a> {
         let mut questions = Questions::default();
         // Style numbers of earlier documents, so each document's are its own.
         let mut styles_seen = 0;
-        for document in self.documents.iter().filter(|d| !self.is_error_page(d)) {
+        let mut pixels_asked = HashSet::new();
+        let documents = self.documents.iter().filter(|d| !self.is_error_page(d));
+        for (d, document) in documents.enumerate() {
+            let first = d == 0;
+            if first {
+                questions.frame_id = document.frame_id.and_then(|f| self.string(f)).map(str::to_owned);
+            }
             let tree = &document.nodes;
             let backend = |n: usize| tree.backend_node_id.get(n).copied();
             let pseudo = tree.pseudo_type.to_map();
@@ -545,7 +570,8 @@ impl<'a> Snapshot<'a> {
                     .get(l)
                     .and_then(|t| self.string(*t))
                     .filter(|t| !t.trim().is_empty());
-                if let (Some(text), true) = (text, node_type == 3 || pseudo.contains_key(&n)) {
+                let room = questions.text_nodes.len() < MAX_FONT_QUESTIONS || asked.contains_key(&id);
+                if let (Some(text), true) = (text, room && (node_type == 3 || pseudo.contains_key(&n))) {
                     let local = document.layout.styles.ids.get(l).copied();
                     let style = local.map(|s| styles_seen + s);
                     let value = |name: &str| -> String {
@@ -578,9 +604,15 @@ impl<'a> Snapshot<'a> {
                     "VIDEO" => Some(AssetKind::Video),
                     _ => None,
                 };
-                if let (Some(kind), Some([_, _, w, h])) = (kind, document.layout.bounds.get(l)) {
-                    if *w > 0.0 && *h > 0.0 && !questions.pixels.iter().any(|(b, _)| *b == id) {
-                        questions.pixels.push((id, kind));
+                if let (Some(kind), Some(&layout_box)) = (kind, document.layout.bounds.get(l)) {
+                    let room = questions.pixels.len() < MAX_ELEMENT_IMAGES;
+                    if room && layout_box[2] > 0.0 && layout_box[3] > 0.0 && pixels_asked.insert(id) {
+                        questions.pixels.push(PixelsOf {
+                            backend_node_id: id,
+                            kind,
+                            layout_box,
+                            first_document: first,
+                        });
                     }
                 }
             }
@@ -592,7 +624,9 @@ impl<'a> Snapshot<'a> {
                 };
                 let name = tree.node_name.get(p).and_then(|s| self.string(*s)).unwrap_or_default();
                 let user_agent = self.string(mode) == Some("user-agent");
-                if shadow.get(&p) == Some(&mode) && !user_agent && can_host_shadow_root(name) && hosts.insert(p) {
+                let room = questions.maybe_hosts.len() < MAX_HOST_QUESTIONS;
+                if room && shadow.get(&p) == Some(&mode) && !user_agent && can_host_shadow_root(name) && hosts.insert(p)
+                {
                     questions.maybe_hosts.extend(backend(p));
                 }
             }
@@ -898,8 +932,21 @@ impl<'a> Snapshot<'a> {
 /// For each UTF-16 offset of a text node's DOM `value`, the offset of the
 /// same place in its laid-out `text`, when the one is the other with each
 /// character upper- or lower-cased (`text-transform`; full case mappings,
-/// so "ß" may become "SS"). `None` when they are not.
+/// so "ß" may become "SS"), possibly without its first few characters (a
+/// `::first-letter` lays those out itself). `None` when they are not.
 fn layout_offsets(value: &str, laid_out: &str) -> Option<Vec<usize>> {
+    case_mapped(value, laid_out).or_else(|| {
+        (1..=4).find_map(|skip| {
+            let (cut, _) = value.char_indices().nth(skip)?;
+            let prefix = value[..cut].encode_utf16().count();
+            let rest = case_mapped(&value[cut..], laid_out)?;
+            Some(std::iter::repeat_n(0, prefix).chain(rest).collect())
+        })
+    })
+}
+
+/// [`layout_offsets`] of a whole `value`.
+fn case_mapped(value: &str, laid_out: &str) -> Option<Vec<usize>> {
     let mut offsets = Vec::with_capacity(value.len() + 1);
     let mut rest = laid_out;
     let mut at = 0;
@@ -1057,6 +1104,8 @@ mod tests {
         assert_eq!(layout_offsets("ab", "ABC"), None, "text left over");
         // Characters outside the BMP count two UTF-16 units.
         assert_eq!(layout_offsets("𝒜ß", "𝒜SS"), Some(vec![0, 0, 2, 4]));
+        // A ::first-letter laid out "“H" itself: the node's text starts after it.
+        assert_eq!(layout_offsets("“Hello", "ello"), Some(vec![0, 0, 0, 1, 2, 3, 4]));
     }
 
     #[test]
@@ -1162,7 +1211,16 @@ mod tests {
             questions.text_nodes[0].style, questions.text_nodes[2].style,
             "the same computed style"
         );
-        assert_eq!(questions.pixels, vec![(117, AssetKind::Canvas)]);
+        assert_eq!(
+            questions.pixels,
+            vec![PixelsOf {
+                backend_node_id: 117,
+                kind: AssetKind::Canvas,
+                layout_box: [8.0, 220.0, 50.0, 50.0],
+                first_document: true
+            }]
+        );
+        assert_eq!(questions.frame_id.as_deref(), Some("FRAME1"));
         assert_eq!(
             questions.maybe_hosts,
             vec![120],

@@ -7,7 +7,7 @@
 //! redelivered message finds what the first delivery stored and reports
 //! exactly that, so no second manifest with another hash can appear.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -172,7 +172,8 @@ impl Worker {
 
     /// Uploads assets, the screenshot and last the manifest; returns the
     /// manifest bytes as stored. One asset entry per stored object: a font
-    /// the page preloaded and then used is one file.
+    /// the page preloaded and then used is one file; the same bytes from
+    /// another URL are that entry's `otherUrls`.
     async fn store_capture(
         &self,
         job: &CaptureJob<'_>,
@@ -185,7 +186,8 @@ impl Worker {
         let images = &captured.answers.images;
         let mut assets: Vec<Asset<'_>> = Vec::with_capacity(captured.assets.len() + images.len());
         let mut uploads = Vec::with_capacity(assets.capacity());
-        let mut stored: HashSet<String> = HashSet::new();
+        // The entry of each stored key.
+        let mut stored: HashMap<String, usize> = HashMap::new();
         let mut key_of_url: HashMap<&str, String> = HashMap::new();
         let mut image_keys = Vec::with_capacity(images.len());
         let bodies = captured
@@ -202,12 +204,18 @@ impl Worker {
                 }
                 None => image_keys.push(key.clone()),
             }
-            if !stored.insert(key.clone()) {
+            if let Some(&entry) = stored.get(&key) {
+                let entry: &mut Asset<'_> = &mut assets[entry];
+                if let Some(url) = url.filter(|u| entry.url != Some(*u) && !entry.other_urls.contains(u)) {
+                    entry.other_urls.push(url);
+                }
                 continue;
             }
+            stored.insert(key.clone(), assets.len());
             uploads.push(self.put(bucket, key.clone(), bytes.clone(), mime_type));
             assets.push(Asset {
                 url,
+                other_urls: Vec::new(),
                 kind,
                 mime_type,
                 bytes: bytes.len(),

@@ -2,9 +2,10 @@
 // "Before the snapshot"), in every document of the page's process. It only
 // watches, until the worker asks (`hold`, `muteScroll`, `frozen`):
 //
-// - when the page last changed: a DOM mutation, or a requestAnimationFrame
-//   callback (how charts and canvases draw), so the worker can wait until
-//   the page has stopped changing;
+// - when the page last changed: a DOM mutation (in the document or in a
+//   shadow root attached later), or a requestAnimationFrame callback (how
+//   charts and canvases draw), so the worker can wait until the page has
+//   stopped changing;
 // - once the worker's scroll pass has begun (`hold`), an element that an
 //   IntersectionObserver reported in view is never reported out of view
 //   again: a section hidden when it leaves the view stays as the reader who
@@ -16,7 +17,9 @@
 //   listeners and IntersectionObservers hear nothing more: the screenshot
 //   lays the page out in a viewport as tall as the page for a moment, and
 //   a page that reacted to that would differ between the screenshot and
-//   the snapshot taken after it.
+//   the snapshot taken after it. (CSS that depends on the viewport, `vh`
+//   units and media queries, and ResizeObserver and matchMedia listeners
+//   still see it.)
 //
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
@@ -36,12 +39,18 @@
   const touch = () => {
     state.lastChange = performance.now();
   };
-  new MutationObserver(touch).observe(document, {
-    subtree: true,
-    childList: true,
-    attributes: true,
-    characterData: true,
-  });
+  const mutations = new MutationObserver(touch);
+  const watchTree = (root) =>
+    mutations.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
+  watchTree(document);
+  // A shadow root's mutations are not the document's: watch each as it is
+  // attached (closed ones too).
+  const attachShadow = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attachShadow.call(this, init);
+    watchTree(root);
+    return root;
+  };
   const raf = w.requestAnimationFrame;
   w.requestAnimationFrame = function (callback) {
     return raf.call(this, (t) => {

@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
+use futures::StreamExt;
 use page_import_contract::capture::{AssetKind, FontFace};
 use page_import_contract::job::Viewport;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Connection, Event, Reply};
-use crate::dom::{Details, Owner, Questions, TextNode};
+use crate::dom::{self, Details, Owner, PixelsOf, Questions, TextNode};
 use crate::egress::authority_of;
 use crate::failure::{Cause, Failure};
 
@@ -30,7 +31,7 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
 const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Network idle: nothing in flight and nothing started or ended for this long.
-pub const QUIET_PERIOD: Duration = Duration::from_millis(200);
+pub const NETWORK_IDLE_PERIOD: Duration = Duration::from_millis(200);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
@@ -39,10 +40,17 @@ pub const REVEAL_BUDGET: Duration = Duration::from_secs(3);
 const REVEAL_PAUSE: Duration = Duration::from_millis(100);
 /// The page has stopped changing: no mutation, drawing or layout change
 /// for this long, waited for at most `QUIET_TIMEOUT`.
-pub const PAGE_QUIET: Duration = Duration::from_millis(500);
+pub const PAGE_STILL_PERIOD: Duration = Duration::from_millis(500);
 pub const QUIET_TIMEOUT: Duration = Duration::from_secs(5);
-/// Canvases and videos whose pixels are kept, at most.
-const MAX_ELEMENT_IMAGES: usize = 64;
+/// CDP calls of one kind in flight at once while asking about nodes.
+const IN_FLIGHT: usize = 64;
+/// A canvas or video is read up to this many pixels, and kept up to this
+/// many bytes of PNG.
+const MAX_ELEMENT_PIXELS: u64 = 4096 * 4096;
+const MAX_ELEMENT_IMAGE_BYTES: usize = 16 * 1024 * 1024;
+/// The fonts of at most this many nodes of one computed style stand for
+/// the others (see [`representatives`]).
+const MAX_REPRESENTATIVES: usize = 16;
 /// The worker's watcher in the page (see the file).
 const PAGE_SCRIPT: &str = include_str!("page.js");
 /// Response bodies Chromium keeps for `Network.getResponseBody`.
@@ -83,19 +91,43 @@ pub struct WebFont {
     pub family: String,
     pub weight: String,
     pub style: String,
+    /// The code points it is for (`unicode-range`), inclusive.
+    pub unicode_range: Vec<(u32, u32)>,
     pub src: String,
 }
 
-/// Of the web fonts of `family`, the file that draws text of `weight` and
-/// `style` (computed values): the same style first, then the nearest
-/// weight, as CSS font matching picks a face.
-fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, weight: &str, style: &str) -> Option<&'w WebFont> {
+/// `unicode-range` as CSS writes it: `U+0-10FFFF, U+0131, U+4??`.
+fn unicode_range(text: &str) -> Vec<(u32, u32)> {
+    let ranges: Vec<(u32, u32)> = text
+        .split(',')
+        .filter_map(|part| {
+            let part = part.trim();
+            let hex = part.strip_prefix("U+").or_else(|| part.strip_prefix("u+"))?;
+            let number = |h: &str| u32::from_str_radix(h, 16).ok();
+            match hex.split_once('-') {
+                Some((low, high)) => Some((number(low)?, number(high)?)),
+                None => Some((number(&hex.replace('?', "0"))?, number(&hex.replace('?', "F"))?)),
+            }
+        })
+        .collect();
+    if ranges.is_empty() {
+        vec![(0, 0x10FFFF)]
+    } else {
+        ranges
+    }
+}
+
+/// Of the web fonts of `family`, the file that drew `text`: the same style
+/// first, then the file whose `unicode-range` covers most of its
+/// characters (a family split by script into files of one face), then the
+/// nearest weight, as CSS font matching picks a face.
+fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, text: &TextNode) -> Option<&'w WebFont> {
     let number = |w: &str| match w {
         "normal" => Some(400.0),
         "bold" => Some(700.0),
         w => w.parse::<f64>().ok(),
     };
-    let wanted = number(weight).unwrap_or(400.0);
+    let wanted = number(&text.font_weight).unwrap_or(400.0);
     let distance = |declared: &str| {
         let mut range = declared.split_whitespace().filter_map(number);
         let low = range.next().unwrap_or(400.0);
@@ -107,10 +139,26 @@ fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, weight: &str, style: &st
         }
     };
     let kind = |s: &str| s.split_whitespace().next().unwrap_or("normal").to_owned();
+    let uncovered = |f: &WebFont| {
+        text.chars
+            .iter()
+            .filter(|c| {
+                !f.unicode_range
+                    .iter()
+                    .any(|(low, high)| (*low..=*high).contains(&u32::from(**c)))
+            })
+            .count()
+    };
+    let key = |f: &WebFont| {
+        (
+            kind(&f.style) != kind(&text.font_style),
+            uncovered(f),
+            distance(&f.weight),
+        )
+    };
     fonts.iter().filter(|f| f.family == family).min_by(|a, b| {
-        let key = |f: &WebFont| (kind(&f.style) != kind(style), distance(&f.weight));
         let (ka, kb) = (key(a), key(b));
-        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+        ka.0.cmp(&kb.0).then(ka.1.cmp(&kb.1)).then(ka.2.total_cmp(&kb.2))
     })
 }
 
@@ -207,6 +255,7 @@ impl PageState {
                         family: family.to_owned(),
                         weight: text("fontWeight"),
                         style: text("fontStyle"),
+                        unicode_range: unicode_range(font["unicodeRange"].as_str().unwrap_or_default()),
                         src: src.to_owned(),
                     });
                 }
@@ -451,53 +500,56 @@ impl Page {
 
     /// The scroll pass (SPEC §11): the page scrolled from top to bottom in
     /// viewport steps, up to `max_height` CSS px and [`REVEAL_BUDGET`],
-    /// pausing at each step so what appears in view can appear; then back
-    /// to the top without the page's scroll listeners hearing it (see
-    /// `page.js`), and the network waited for again (bounded).
+    /// pausing [`REVEAL_PAUSE`] at each step so what appears in view can
+    /// appear; then back to the top without the page's scroll listeners
+    /// hearing it (see `page.js`), and the network waited for again
+    /// (bounded). The worker drives each step and does its own waiting: a
+    /// page that breaks its own `scrollTo` or timers only shortens the
+    /// pass, which improves a capture and never fails it.
     pub async fn reveal(&self, max_height: u32) -> Result<(), Failure> {
-        let pass = format!(
-            r#"(async (maxHeight, budget, pause) => {{
-                const s = window.__pageImportCapture;
-                const raf = s ? s.raf : requestAnimationFrame;
-                const frame = () => new Promise((r) => raf(() => raf(r)));
-                if (s) s.hold = true;
-                const started = performance.now();
-                const step = Math.max(innerHeight, 100);
-                const bottom = () => Math.min(document.documentElement.scrollHeight, maxHeight);
-                let steps = 0;
-                // `instant`: a page's `scroll-behavior: smooth` would still be
-                // moving when the worker looks.
-                const to = (top) => scrollTo({{ top, left: 0, behavior: 'instant' }});
-                for (let y = step; y < bottom() && performance.now() - started < budget; y += step) {{
-                    to(y);
-                    steps++;
-                    await frame();
-                    await new Promise((r) => setTimeout(r, pause));
-                }}
-                if (steps) {{
-                    if (s) s.muteScroll = true;
-                    to(0);
-                    await frame();
-                    if (s) s.muteScroll = false;
-                }}
-                return steps;
-            }})({max_height}, {budget}, {pause})"#,
-            budget = REVEAL_BUDGET.as_millis(),
-            pause = REVEAL_PAUSE.as_millis(),
-        );
-        let steps = self.evaluate(&pass, true, REVEAL_BUDGET + COMMAND_TIMEOUT).await?;
-        if steps.as_u64().unwrap_or(0) > 0 {
+        let started = Instant::now();
+        self.probe("(s => { if (s) s.hold = true; return true; })(window.__pageImportCapture)")
+            .await?;
+        let mut steps = 0;
+        while started.elapsed() < REVEAL_BUDGET {
+            let step = format!(
+                "(() => {{
+                    const y = Math.max(innerHeight, 100) * {next};
+                    if (y >= Math.min(document.documentElement.scrollHeight, {max_height})) return false;
+                    scrollTo({{ top: y, left: 0, behavior: 'instant' }});
+                    return true;
+                }})()",
+                next = steps + 1,
+            );
+            if self.probe(&step).await? != Some(Value::Bool(true)) {
+                break;
+            }
+            steps += 1;
+            tokio::time::sleep(REVEAL_PAUSE).await;
+        }
+        if steps > 0 {
+            // `instant`: a page's `scroll-behavior: smooth` would still be
+            // moving when the listeners are heard again.
+            self.probe(
+                "(s => { if (s) s.muteScroll = true; scrollTo({ top: 0, left: 0, behavior: 'instant' }); return true; })(window.__pageImportCapture)",
+            )
+            .await?;
+            tokio::time::sleep(REVEAL_PAUSE).await;
+            self.probe("(s => { if (s) s.muteScroll = false; return true; })(window.__pageImportCapture)")
+                .await?;
             self.network_quiet(Instant::now() + SETTLE_TIMEOUT).await;
         }
         Ok(())
     }
 
     /// Runs finite CSS animations and transitions to their end and pauses
-    /// infinite ones, until the page has stopped changing for [`PAGE_QUIET`]
-    /// (no DOM mutation, no requestAnimationFrame drawing, no change of the
-    /// document's size, the network idle) or [`QUIET_TIMEOUT`] has passed;
-    /// then freezes what the page hears of the viewport.
-    pub async fn quiet(&self) -> Result<(), Failure> {
+    /// infinite ones, until the page has stopped changing for
+    /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no requestAnimationFrame
+    /// callback, no change of the document's size, the network idle) or
+    /// [`QUIET_TIMEOUT`] has passed; then freezes the page: its scroll and
+    /// resize listeners and IntersectionObservers hear nothing more (see
+    /// `page.js`). A probe the page breaks counts as "still changing".
+    pub async fn quiet_and_freeze(&self) -> Result<(), Failure> {
         const PROBE: &str = r#"(() => {
             for (const a of document.getAnimations()) {
                 try {
@@ -508,33 +560,48 @@ impl Page {
             }
             const s = window.__pageImportCapture;
             const d = document.documentElement;
-            if (!s || !d) return 1e9;
+            if (!s || !d) return 0;
             const size = d.scrollWidth + 'x' + d.scrollHeight;
             if (size !== s.size) { s.size = size; s.lastChange = performance.now(); }
             return performance.now() - s.lastChange;
         })()"#;
         let deadline = Instant::now() + QUIET_TIMEOUT;
         loop {
-            let still_ms = self
-                .evaluate(PROBE, false, COMMAND_TIMEOUT)
-                .await?
-                .as_f64()
-                .unwrap_or(f64::MAX);
-            let still = still_ms >= PAGE_QUIET.as_millis() as f64 && self.state().network_idle(QUIET_PERIOD);
-            if still || Instant::now() >= deadline || self.crashed() {
+            let still_ms = self.probe(PROBE).await?.and_then(|v| v.as_f64()).unwrap_or(0.0);
+            let still =
+                still_ms >= PAGE_STILL_PERIOD.as_millis() as f64 && self.state().network_idle(NETWORK_IDLE_PERIOD);
+            if still || Instant::now() >= deadline {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        // From here the page hears no scroll, resize or intersection (see
-        // `page.js`), so the screenshot and the snapshot show one state.
-        self.evaluate(
-            "(s => { if (s) s.frozen = true; })(window.__pageImportCapture)",
-            false,
-            COMMAND_TIMEOUT,
-        )
-        .await?;
+        self.probe("(s => { if (s) s.frozen = true; return true; })(window.__pageImportCapture)")
+            .await?;
         Ok(())
+    }
+
+    /// Evaluates `expression` in the page for what it is worth: `None` when
+    /// it threw, timed out or gave nothing (a page can break what the worker
+    /// asks of it); an error only when the browser is gone.
+    async fn probe(&self, expression: &str) -> Result<Option<Value>, Failure> {
+        let result = self
+            .call_within(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true}),
+                COMMAND_TIMEOUT,
+            )
+            .await;
+        match result {
+            Ok(result) if result.get("exceptionDetails").is_none() => {
+                Ok(Some(result["result"]["value"].clone()).filter(|v| !v.is_null()))
+            }
+            Ok(_) => Ok(None),
+            Err(_) if self.crashed() => Err(Cause::BrowserCrashed.into()),
+            Err(e) => {
+                tracing::debug!(error = %e, "a page probe went unanswered");
+                Ok(None)
+            }
+        }
     }
 
     /// A full-page PNG of `width` CSS px, at most `max_height` CSS px tall.
@@ -643,7 +710,7 @@ impl Page {
     pub async fn answer(&self, questions: &[(String, Questions)]) -> Answers {
         let mut answers = Answers::default();
         let mut font_ids: HashMap<FontUse, usize> = HashMap::new();
-        let mut images_left = MAX_ELEMENT_IMAGES;
+        let mut images_left = dom::MAX_ELEMENT_IMAGES;
         for (session, asked) in questions {
             let mut details = Details::default();
             let (fonts, hosts) = tokio::join!(
@@ -652,18 +719,14 @@ impl Page {
             );
             details.hosts = hosts;
             let web_fonts = self.state().web_fonts.clone();
-            let face: HashMap<i64, (&str, &str)> = asked
-                .text_nodes
-                .iter()
-                .map(|t| (t.backend_node_id, (t.font_weight.as_str(), t.font_style.as_str())))
-                .collect();
+            let text_of: HashMap<i64, &TextNode> = asked.text_nodes.iter().map(|t| (t.backend_node_id, t)).collect();
             for (node, used) in fonts {
-                let (weight, style) = face.get(&node).copied().unwrap_or(("normal", "normal"));
+                let Some(text) = text_of.get(&node) else { continue };
                 let ids = used
                     .into_iter()
                     .map(|mut font| {
                         if font.custom {
-                            font.src = web_font_for(&web_fonts, &font.family, weight, style).map(|f| f.src.clone());
+                            font.src = web_font_for(&web_fonts, &font.family, text).map(|f| f.src.clone());
                         }
                         let next = answers.fonts.len();
                         *font_ids.entry(font.clone()).or_insert_with(|| {
@@ -674,18 +737,19 @@ impl Page {
                     .collect();
                 details.fonts.insert(node, ids);
             }
+            // One element at a time: each read can be megabytes, and a cut
+            // from the page is a screenshot of its own.
             let wanted = &asked.pixels[..asked.pixels.len().min(images_left)];
             images_left -= wanted.len();
-            let pixels = futures::future::join_all(
-                wanted
-                    .iter()
-                    .map(|(node, kind)| async move { (*node, *kind, self.pixels_of(session, *node).await) }),
-            )
-            .await;
-            for (node, kind, png) in pixels {
-                if let Some(png) = png {
-                    details.pixels.insert(node, answers.images.len());
-                    answers.images.push(ElementImage { kind, png });
+            let world = self.isolated_world(session, asked.frame_id.as_deref()).await;
+            let main = *session == self.session;
+            for element in wanted {
+                if let Some(png) = self.pixels_of(session, world, element, main).await {
+                    details.pixels.insert(element.backend_node_id, answers.images.len());
+                    answers.images.push(ElementImage {
+                        kind: element.kind,
+                        png,
+                    });
                 }
             }
             answers.details.push(details);
@@ -732,20 +796,17 @@ impl Page {
             .map(|ids| ids.iter().map(|id| id.as_i64().unwrap_or(0)).collect())
             .unwrap_or_default();
         let ask = |indexes: Vec<usize>| {
-            let node_ids = &node_ids;
-            futures::future::join_all(indexes.into_iter().map(move |i| async move {
-                let node_id = *node_ids.get(i).filter(|id| **id != 0)?;
-                let fonts = call("CSS.getPlatformFontsForNode", json!({"nodeId": node_id}))
-                    .await
-                    .ok()?;
-                Some((i, platform_fonts(&fonts)))
-            }))
+            let asked = indexes
+                .into_iter()
+                .filter_map(|i| Some((i, *node_ids.get(i).filter(|id| **id != 0)?)))
+                .collect();
+            platform_fonts_of(self.cdp.clone(), session.to_owned(), asked)
         };
         let representative = representatives(nodes);
         let mut reps: Vec<usize> = representative.clone();
         reps.sort_unstable();
         reps.dedup();
-        let mut answers: HashMap<usize, Vec<FontUse>> = ask(reps).await.into_iter().flatten().collect();
+        let mut answers: HashMap<usize, Vec<FontUse>> = ask(reps).await.into_iter().collect();
         let mut rest = Vec::new();
         for (i, rep) in representative.iter().enumerate() {
             if answers.contains_key(&i) {
@@ -759,7 +820,10 @@ impl Page {
                 _ => rest.push(i),
             }
         }
-        answers.extend(ask(rest).await.into_iter().flatten());
+        answers.extend(ask(rest).await);
+        // Their events are not needed past this point.
+        let _ = call("CSS.disable", json!({})).await;
+        let _ = call("DOM.disable", json!({})).await;
         let mut out: Vec<(i64, Vec<FontUse>)> = answers
             .into_iter()
             .map(|(i, fonts)| (nodes[i].backend_node_id, fonts))
@@ -770,98 +834,120 @@ impl Page {
 
     /// Of `candidates`, the elements that host a shadow root.
     async fn shadow_hosts(&self, session: &str, candidates: &[i64]) -> HashSet<i64> {
-        let described = futures::future::join_all(candidates.iter().map(|node| async move {
-            let described = self
-                .cdp
-                .call(
-                    Some(session),
-                    "DOM.describeNode",
-                    json!({"backendNodeId": node, "depth": 1, "pierce": true}),
-                    COMMAND_TIMEOUT,
-                )
-                .await
-                .ok()?;
-            let hosts = described["node"]["shadowRoots"]
-                .as_array()
-                .is_some_and(|r| !r.is_empty());
-            hosts.then_some(*node)
-        }))
-        .await;
+        let asks: Vec<_> = candidates
+            .iter()
+            .map(|&node| {
+                let (cdp, session) = (self.cdp.clone(), session.to_owned());
+                async move {
+                    let params = json!({"backendNodeId": node, "depth": 1, "pierce": true});
+                    let described = cdp
+                        .call(Some(&session), "DOM.describeNode", params, COMMAND_TIMEOUT)
+                        .await
+                        .ok()?;
+                    let hosts = described["node"]["shadowRoots"]
+                        .as_array()
+                        .is_some_and(|r| !r.is_empty());
+                    hosts.then_some(node)
+                }
+            })
+            .collect();
+        let described: Vec<Option<i64>> = futures::stream::iter(asks).buffer_unordered(IN_FLIGHT).collect().await;
         described.into_iter().flatten().collect()
     }
 
-    /// A canvas's or video's pixels as a PNG: read from the element when
-    /// the page allows it, else (a tainted or blank-reading canvas in the
-    /// page's own session) cut from a screenshot at its box.
-    async fn pixels_of(&self, session: &str, node: i64) -> Option<Bytes> {
-        const READ: &str = r#"function () {
-            try {
-                let c = this;
-                if (this instanceof HTMLVideoElement) {
-                    if (!this.videoWidth) return null;
-                    c = document.createElement('canvas');
-                    c.width = this.videoWidth;
-                    c.height = this.videoHeight;
-                    c.getContext('2d').drawImage(this, 0, 0);
-                }
-                if (!c.width || !c.height) return null;
-                const url = c.toDataURL('image/png');
-                const blank = document.createElement('canvas');
-                blank.width = c.width;
-                blank.height = c.height;
-                return url === blank.toDataURL('image/png') ? null : url;
-            } catch (e) {
-                return null;
-            }
-        }"#;
+    /// A JavaScript world of the worker's own in `frame_id` (the page's
+    /// scripts cannot reach into it or change what its built-ins do), where
+    /// pixels are read.
+    async fn isolated_world(&self, session: &str, frame_id: Option<&str>) -> Option<i64> {
+        let created = self
+            .cdp
+            .call(
+                Some(session),
+                "Page.createIsolatedWorld",
+                json!({"frameId": frame_id?, "worldName": "page-import-capture"}),
+                COMMAND_TIMEOUT,
+            )
+            .await
+            .ok()?;
+        created["executionContextId"].as_i64()
+    }
+
+    /// A canvas's or video's pixels as a PNG: read from the element in the
+    /// worker's own world when the page allows it (not tainted, at most
+    /// [`MAX_ELEMENT_PIXELS`]); else, for an element of the page's own
+    /// document (`main`), a screenshot clipped to its box, of the same
+    /// frozen page (a tainted canvas, or one that reads blank as WebGL
+    /// canvases do). Nothing that is not a PNG of at most
+    /// [`MAX_ELEMENT_IMAGE_BYTES`] is kept.
+    async fn pixels_of(&self, session: &str, world: Option<i64>, element: &PixelsOf, main: bool) -> Option<Bytes> {
+        let read = format!(
+            r#"function () {{
+                try {{
+                    let c = this;
+                    if (this instanceof HTMLVideoElement) {{
+                        if (!this.videoWidth) return null;
+                        c = document.createElement('canvas');
+                        c.width = this.videoWidth;
+                        c.height = this.videoHeight;
+                        c.getContext('2d').drawImage(this, 0, 0);
+                    }}
+                    if (!c.width || !c.height || c.width * c.height > {MAX_ELEMENT_PIXELS}) return null;
+                    const url = c.toDataURL('image/png');
+                    const blank = document.createElement('canvas');
+                    blank.width = c.width;
+                    blank.height = c.height;
+                    return url === blank.toDataURL('image/png') ? null : url;
+                }} catch (e) {{
+                    return null;
+                }}
+            }}"#
+        );
         let call = |method: &'static str, params: Value, timeout| self.cdp.call(Some(session), method, params, timeout);
-        let object = call("DOM.resolveNode", json!({"backendNodeId": node}), COMMAND_TIMEOUT)
+        let keep = |png: Vec<u8>| {
+            (png.len() <= MAX_ELEMENT_IMAGE_BYTES && crate::manifest::png_size(&png).is_some())
+                .then(|| Bytes::from(png))
+        };
+        if let Some(world) = world {
+            let object = call(
+                "DOM.resolveNode",
+                json!({"backendNodeId": element.backend_node_id, "executionContextId": world}),
+                COMMAND_TIMEOUT,
+            )
             .await
-            .ok()?;
-        let read = call(
-            "Runtime.callFunctionOn",
-            json!({"objectId": object["object"]["objectId"], "functionDeclaration": READ, "returnByValue": true}),
-            COMMAND_TIMEOUT,
-        )
-        .await
-        .ok()?;
-        if let Some(url) = read["result"]["value"].as_str() {
-            let data = url.strip_prefix("data:image/png;base64,")?;
-            return STANDARD.decode(data).ok().map(Bytes::from);
+            .ok();
+            let object_id = object.as_ref().map(|o| o["object"]["objectId"].clone());
+            if let Some(object_id) = object_id.filter(|id| id.is_string()) {
+                let read = call(
+                    "Runtime.callFunctionOn",
+                    json!({"objectId": object_id, "functionDeclaration": read, "returnByValue": true}),
+                    HEAVY_TIMEOUT,
+                )
+                .await
+                .ok();
+                let data = read.as_ref().and_then(|r| r["result"]["value"].as_str());
+                if let Some(data) = data.and_then(|url| url.strip_prefix("data:image/png;base64,")) {
+                    // Base64 is 4/3 of the bytes: anything longer is not kept.
+                    if data.len() / 4 * 3 <= MAX_ELEMENT_IMAGE_BYTES {
+                        return STANDARD.decode(data).ok().and_then(keep);
+                    }
+                    return None;
+                }
+            }
         }
-        if session != self.session {
+        if !main || !element.first_document {
             return None;
         }
-        let model = call("DOM.getBoxModel", json!({"backendNodeId": node}), COMMAND_TIMEOUT)
+        let [x, y, width, height] = element.layout_box;
+        let shot = self
+            .call_within(
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true, "fromSurface": true,
+                       "clip": {"x": x, "y": y, "width": width, "height": height, "scale": 1}}),
+                HEAVY_TIMEOUT,
+            )
             .await
             .ok()?;
-        let quad: Vec<f64> = model["model"]["border"]
-            .as_array()?
-            .iter()
-            .filter_map(Value::as_f64)
-            .collect();
-        let xs = quad.iter().step_by(2);
-        let ys = quad.iter().skip(1).step_by(2);
-        let (x, y) = (
-            xs.clone().copied().fold(f64::MAX, f64::min),
-            ys.clone().copied().fold(f64::MAX, f64::min),
-        );
-        let (right, bottom) = (
-            xs.copied().fold(f64::MIN, f64::max),
-            ys.copied().fold(f64::MIN, f64::max),
-        );
-        if quad.len() != 8 || right <= x || bottom <= y {
-            return None;
-        }
-        let shot = call(
-            "Page.captureScreenshot",
-            json!({"format": "png", "captureBeyondViewport": true, "fromSurface": true,
-                   "clip": {"x": x, "y": y, "width": right - x, "height": bottom - y, "scale": 1}}),
-            HEAVY_TIMEOUT,
-        )
-        .await
-        .ok()?;
-        STANDARD.decode(shot["data"].as_str()?).ok().map(Bytes::from)
+        STANDARD.decode(shot["data"].as_str()?).ok().and_then(keep)
     }
 
     pub async fn about(&self) -> Result<About, Failure> {
@@ -937,7 +1023,7 @@ impl Page {
 
     /// Waits for network idle in every frame, until `deadline`.
     async fn network_quiet(&self, deadline: Instant) {
-        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(QUIET_PERIOD) {
+        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(NETWORK_IDLE_PERIOD) {
             tokio::time::sleep(POLL).await;
         }
     }
@@ -988,6 +1074,28 @@ impl Page {
     }
 }
 
+/// `CSS.getPlatformFontsForNode` for each `(index, node id)`, [`IN_FLIGHT`]
+/// at a time; a node Chromium does not answer for is left out.
+async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, i64)>) -> Vec<(usize, Vec<FontUse>)> {
+    let asks: Vec<_> = asked
+        .into_iter()
+        .map(|(i, node_id)| {
+            let (cdp, session) = (cdp.clone(), session.clone());
+            async move {
+                let params = json!({"nodeId": node_id});
+                let fonts = cdp
+                    .call(Some(&session), "CSS.getPlatformFontsForNode", params, COMMAND_TIMEOUT)
+                    .await
+                    .ok()?;
+                Some((i, platform_fonts(&fonts)))
+            }
+        })
+        .collect();
+    let answered: Vec<Option<(usize, Vec<FontUse>)>> =
+        futures::stream::iter(asks).buffer_unordered(IN_FLIGHT).collect().await;
+    answered.into_iter().flatten().collect()
+}
+
 /// `CSS.getPlatformFontsForNode`'s answer, most glyphs first.
 fn platform_fonts(answer: &Value) -> Vec<FontUse> {
     let mut fonts: Vec<(u64, FontUse)> = answer["fonts"]
@@ -1012,7 +1120,8 @@ fn platform_fonts(answer: &Value) -> Vec<FontUse> {
 /// For each node, the index of the node whose fonts stand for its own: a
 /// node of the same computed style whose distinct characters include all of
 /// its own (itself when there is none). Nodes are taken most characters
-/// first, so a style's few long texts stand for its many short ones.
+/// first, so a style's few long texts stand for its many short ones; a
+/// style has at most [`MAX_REPRESENTATIVES`].
 pub fn representatives(nodes: &[TextNode]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(nodes[i].chars.len()));
@@ -1023,7 +1132,10 @@ pub fn representatives(nodes: &[TextNode]) -> Vec<usize> {
         let reps = reps_of_style.entry(style).or_default();
         match reps.iter().find(|&&r| is_subset(&nodes[i].chars, &nodes[r].chars)) {
             Some(&r) => representative[i] = r,
-            None => reps.push(i),
+            // Beyond that many, a node is asked about itself: the search
+            // stays linear in the number of nodes.
+            None if reps.len() < MAX_REPRESENTATIVES => reps.push(i),
+            None => {}
         }
     }
     representative
@@ -1124,26 +1236,58 @@ mod tests {
 
     #[test]
     fn a_web_font_s_file_is_the_face_css_matching_picks() {
-        let face = |weight: &str, style: &str, src: &str| WebFont {
+        let face = |weight: &str, style: &str, range: &str, src: &str| WebFont {
             family: "Fira Sans".into(),
             weight: weight.into(),
             style: style.into(),
+            unicode_range: unicode_range(range),
             src: src.into(),
         };
         let fonts = [
-            face("400", "normal", "regular.woff2"),
-            face("500", "normal", "medium.woff2"),
-            face("400", "italic", "italic.woff2"),
-            face("100 900", "normal", "variable-other.woff2"),
+            face("400", "normal", "U+0-10FFFF", "regular.woff2"),
+            face("500", "normal", "U+0-10FFFF", "medium.woff2"),
+            face("400", "italic", "U+0-10FFFF", "italic.woff2"),
+            face("100 900", "normal", "", "variable.woff2"),
+            face("400", "normal", "U+0400-045F, U+0490-0491", "cyrillic.woff2"),
+            face("400", "normal", "U+0000-00FF, U+0131", "latin.woff2"),
         ];
-        let pick = |weight, style| web_font_for(&fonts[..3], "Fira Sans", weight, style).map(|f| f.src.as_str());
-        assert_eq!(pick("500", "normal"), Some("medium.woff2"));
-        assert_eq!(pick("normal", "normal"), Some("regular.woff2"));
-        assert_eq!(pick("700", "normal"), Some("medium.woff2"), "the nearest weight");
-        assert_eq!(pick("400", "italic"), Some("italic.woff2"));
-        assert_eq!(web_font_for(&fonts, "Other", "400", "normal"), None);
-        let variable = web_font_for(&fonts[3..], "Fira Sans", "650", "normal").map(|f| f.src.as_str());
-        assert_eq!(variable, Some("variable-other.woff2"), "a weight range");
+        let text = |weight: &str, style: &str, chars: &str| TextNode {
+            backend_node_id: 1,
+            style: None,
+            chars: chars.chars().collect(),
+            font_weight: weight.into(),
+            font_style: style.into(),
+        };
+        let pick = |fonts: &[WebFont], t: TextNode| web_font_for(fonts, "Fira Sans", &t).map(|f| f.src.clone());
+        let faces = &fonts[..3];
+        assert_eq!(pick(faces, text("500", "normal", "a")).as_deref(), Some("medium.woff2"));
+        assert_eq!(
+            pick(faces, text("normal", "normal", "a")).as_deref(),
+            Some("regular.woff2")
+        );
+        assert_eq!(
+            pick(faces, text("700", "normal", "a")).as_deref(),
+            Some("medium.woff2"),
+            "the nearest weight"
+        );
+        assert_eq!(pick(faces, text("400", "italic", "a")).as_deref(), Some("italic.woff2"));
+        assert_eq!(web_font_for(&fonts, "Other", &text("400", "normal", "a")), None);
+        assert_eq!(
+            pick(&fonts[3..4], text("650", "normal", "a")).as_deref(),
+            Some("variable.woff2"),
+            "a weight range"
+        );
+        // One face split by script: the file whose range holds the text.
+        let subsets = &fonts[4..];
+        assert_eq!(
+            pick(subsets, text("400", "normal", "Hi")).as_deref(),
+            Some("latin.woff2")
+        );
+        assert_eq!(
+            pick(subsets, text("400", "normal", "Жы")).as_deref(),
+            Some("cyrillic.woff2")
+        );
+        assert_eq!(unicode_range("U+4??"), vec![(0x400, 0x4FF)]);
     }
 
     #[test]
@@ -1179,7 +1323,7 @@ mod tests {
     #[test]
     fn network_idle_waits_for_every_request_and_a_quiet_period() {
         let mut state = PageState::default();
-        assert!(state.network_idle(QUIET_PERIOD), "nothing ever happened");
+        assert!(state.network_idle(NETWORK_IDLE_PERIOD), "nothing ever happened");
         state.apply(
             "P",
             true,

@@ -115,6 +115,11 @@ pub struct Asset<'a> {
     /// Where the page loaded it from; absent for canvas and video pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<&'a str>,
+    /// Other URLs the page loaded the same bytes from (a `srcset`'s
+    /// candidates that are one file, a `?v=` copy): every image URL the page
+    /// drew is `url` or one of these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_urls: Vec<&'a str>,
     pub kind: AssetKind,
     pub mime_type: &'a str,
     pub bytes: usize,
