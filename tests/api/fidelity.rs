@@ -909,3 +909,53 @@ async fn blocked_requests_list_only_what_the_page_asked_for(pool: PgPool) {
         "{blocked:?}"
     );
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_page_that_breaks_what_the_worker_asks_of_it_is_still_captured_and_its_canvas_read_truly(pool: PgPool) {
+    // The page replaces the built-ins the worker's steps could use: its
+    // canvas "reads" as 3 MB of garbage, scrolling does nothing, animations
+    // cannot be listed, and it draws on every frame forever, so it never
+    // stops changing.
+    let captured = capture_page(
+        pool,
+        r#"<!doctype html><html><head><meta charset="utf-8"><style>
+        body { margin: 0; } .tall { height: 3000px; }
+        </style></head><body>
+        <canvas id="drawn" width="240" height="120"></canvas>
+        <p id="text">Still here</p><div class="tall"></div>
+        <script>
+        const ctx = document.getElementById('drawn').getContext('2d');
+        ctx.fillStyle = 'rgb(230, 80, 20)';
+        ctx.fillRect(0, 0, 240, 120);
+        HTMLCanvasElement.prototype.toDataURL = () => 'data:image/png;base64,' + 'A'.repeat(4000000);
+        window.scrollTo = () => {};
+        Element.prototype.scrollTo = () => {};
+        document.getAnimations = () => { throw new Error('not today'); };
+        const spin = () => { document.body.dataset.t = String(performance.now()); requestAnimationFrame(spin); };
+        requestAnimationFrame(spin);
+        </script></body></html>"#,
+    )
+    .await;
+    let m = &captured.manifest;
+    assert_eq!(
+        m.text_node("Still here")["text"],
+        "Still here",
+        "the page itself was captured"
+    );
+    // The canvas was read in the worker's own JavaScript world, where the
+    // page's replacement does not exist: a real PNG of the canvas's size.
+    let canvas = m.element("drawn");
+    let asset = m.asset_with_key(&canvas["image"]);
+    let stored = captured.app.object(asset["key"].as_str().unwrap()).await;
+    assert_eq!(png_size(&stored), (240, 120), "{asset}");
+    assert!(
+        stored.len() < 100_000,
+        "a small PNG, not the page's 3 MB: {} bytes",
+        stored.len()
+    );
+    // The steps the page broke were cut short, not failed: the quiet wait
+    // ran to its bound, and the capture still completed.
+    let timings = &m["timings"];
+    let quiet = timings["quietMs"].as_u64().unwrap() - timings["revealMs"].as_u64().unwrap();
+    assert!(quiet >= 4_000, "the page never stopped changing: {timings}");
+}
