@@ -929,18 +929,18 @@ impl<'a> Snapshot<'a> {
     }
 }
 
-/// For each UTF-16 offset of a text node's DOM `value`, the offset of the
-/// same place in its laid-out `text`, when the one is the other with each
-/// character upper- or lower-cased (`text-transform`; full case mappings,
-/// so "ß" may become "SS"), possibly without its first few characters (a
-/// `::first-letter` lays those out itself). `None` when they are not.
+/// For each UTF-16 offset of the DOM text a text node's layout object was
+/// made from, the offset of the same place in its laid-out `text`, when the
+/// one is the other with each character upper- or lower-cased
+/// (`text-transform`; full case mappings, so "ß" may become "SS"). That DOM
+/// text is the node's `value`, or what follows its first few characters
+/// when a `::first-letter` laid those out itself (Chromium then counts from
+/// there). `None` when they are not.
 fn layout_offsets(value: &str, laid_out: &str) -> Option<Vec<usize>> {
     case_mapped(value, laid_out).or_else(|| {
         (1..=4).find_map(|skip| {
             let (cut, _) = value.char_indices().nth(skip)?;
-            let prefix = value[..cut].encode_utf16().count();
-            let rest = case_mapped(&value[cut..], laid_out)?;
-            Some(std::iter::repeat_n(0, prefix).chain(rest).collect())
+            case_mapped(&value[cut..], laid_out)
         })
     })
 }
@@ -1104,8 +1104,11 @@ mod tests {
         assert_eq!(layout_offsets("ab", "ABC"), None, "text left over");
         // Characters outside the BMP count two UTF-16 units.
         assert_eq!(layout_offsets("𝒜ß", "𝒜SS"), Some(vec![0, 0, 2, 4]));
-        // A ::first-letter laid out "“H" itself: the node's text starts after it.
-        assert_eq!(layout_offsets("“Hello", "ello"), Some(vec![0, 0, 0, 1, 2, 3, 4]));
+        // A ::first-letter laid out "“H" itself: Chromium counts the rest's
+        // boxes from "e" (measured: a second line's box starts at 90 of
+        // "nce upon … paragraph,\n     floating …", not at 91).
+        assert_eq!(layout_offsets("“Hello", "ello"), Some(vec![0, 1, 2, 3, 4]));
+        assert_eq!(layout_offsets("“Straße", "TRASSE"), Some(vec![0, 1, 2, 3, 5, 6]));
     }
 
     #[test]
