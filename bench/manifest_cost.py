@@ -27,12 +27,13 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import worker as w  # noqa: E402
+from callbacks import Callbacks  # noqa: E402
 
 
 def measure(binary, site, sizes, runs):
     sqs, s3 = w.aws("sqs"), w.aws("s3")
     queue_url = sqs.create_queue(QueueName=f"bench-m-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-    callbacks = w.Callbacks()
+    callbacks = Callbacks()
     worker = w.Worker(binary, queue_url, [site.addr], 1)
     rows = {}
     try:

@@ -53,6 +53,7 @@ except ImportError as e:  # pragma: no cover
     raise SystemExit(f"bench R needs boto3, numpy, scikit-image and pillow in the venv ({e}); "
                      "bench/run --only R installs them")
 
+from callbacks import Callbacks  # noqa: E402
 from chrome import Chrome  # noqa: E402
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -163,38 +164,6 @@ class Site:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-class Callbacks:
-    """Answers every callback 200 and records when each job's arrived."""
-
-    def __init__(self):
-        self.arrived = {}
-        arrived = self.arrived
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                arrived[body["pageImportId"]] = (time.monotonic(), body)
-                reply = b'{"status":"completed","replayed":false}'
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/webhooks/page-imports"
-
-    def wait(self, pid, limit_s):
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline and pid not in self.arrived:
-            time.sleep(0.05)
-        return self.arrived.get(pid)
-
-
 class Worker:
     def __init__(self, binary, queue_url, allow, log_path):
         env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
@@ -228,7 +197,7 @@ def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir):
     })
     sent = time.monotonic()
     sqs.send_message(QueueUrl=queue_url, MessageBody=body)
-    arrived = callbacks.wait(pid, 240)
+    arrived = callbacks.arrival(pid, 240)
     if arrived is None:
         raise RuntimeError(f"no callback within 240 s for {url}")
     at, answer = arrived

@@ -983,6 +983,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A part with no answers: `owner` as (part, backend node id).
+    fn parsed(snapshot: Snapshot<'_>, owner: Option<(usize, i64)>) -> Part<'_> {
+        Part {
+            snapshot,
+            owner: owner.map(|(part, backend_node_id)| Owner { part, backend_node_id }),
+            details: Details::default(),
+        }
+    }
+
     #[test]
     fn a_snapshot_becomes_a_flat_node_list_with_a_shared_style_table() {
         // strings: 0 "#document", 1 "HTML", 2 "BODY", 3 "#text", 4 "hi",
@@ -1016,11 +1025,7 @@ mod tests {
         });
         let text = serde_json::to_string(&json!({"id": 1, "result": snapshot})).unwrap();
         let reply = crate::cdp::Reply::from_text(text);
-        let parts = [Part {
-            snapshot: Snapshot::parse(&reply).unwrap(),
-            owner: None,
-            details: Details::default(),
-        }];
+        let parts = [parsed(Snapshot::parse(&reply).unwrap(), None)];
         let dom = dom(&parts, &[], Vec::new());
         assert_eq!(dom.nodes.len(), 6);
         assert_eq!(dom.styles, vec![vec!["block", "red"], vec!["inline", "red"]]);
@@ -1070,19 +1075,8 @@ mod tests {
             part(json!(["#document", "DIV", "blue"]), 1),
         );
         let parts = [
-            Part {
-                snapshot: Snapshot::parse(&page).unwrap(),
-                owner: None,
-                details: Details::default(),
-            },
-            Part {
-                snapshot: Snapshot::parse(&frame).unwrap(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 42,
-                }),
-                details: Details::default(),
-            },
+            parsed(Snapshot::parse(&page).unwrap(), None),
+            parsed(Snapshot::parse(&frame).unwrap(), Some((0, 42))),
         ];
         let dom = dom(&parts, &[], Vec::new());
         let style_of = |name: &str| {
@@ -1396,19 +1390,8 @@ mod tests {
         // The page, and the frame whose owner has this backend node id.
         let parts = |owner: i64| {
             [
-                Part {
-                    snapshot: Snapshot::parse(&page).unwrap(),
-                    owner: None,
-                    details: Details::default(),
-                },
-                Part {
-                    snapshot: Snapshot::parse(&frame).unwrap(),
-                    owner: Some(Owner {
-                        part: 0,
-                        backend_node_id: owner,
-                    }),
-                    details: Details::default(),
-                },
+                parsed(Snapshot::parse(&page).unwrap(), None),
+                parsed(Snapshot::parse(&frame).unwrap(), Some((0, owner))),
             ]
         };
         let stitched = parts(42);
@@ -1433,19 +1416,8 @@ mod tests {
                 "layout": {}, "textBoxes": {}}]}});
         let error = crate::cdp::Reply::from_text(error.to_string());
         let with_error = [
-            Part {
-                snapshot: Snapshot::parse(&page).unwrap(),
-                owner: None,
-                details: Details::default(),
-            },
-            Part {
-                snapshot: Snapshot::parse(&error).unwrap(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 42,
-                }),
-                details: Details::default(),
-            },
+            parsed(Snapshot::parse(&page).unwrap(), None),
+            parsed(Snapshot::parse(&error).unwrap(), Some((0, 42))),
         ];
         assert_eq!(
             super::dom(&with_error, &[], Vec::new()).nodes.len(),
@@ -1456,27 +1428,9 @@ mod tests {
         // A frame whose snapshot did not parse is an empty part: the parts
         // after it keep their numbers and their places.
         let after_empty = [
-            Part {
-                snapshot: Snapshot::parse(&page).unwrap(),
-                owner: None,
-                details: Details::default(),
-            },
-            Part {
-                snapshot: Snapshot::default(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 42,
-                }),
-                details: Details::default(),
-            },
-            Part {
-                snapshot: Snapshot::parse(&frame).unwrap(),
-                owner: Some(Owner {
-                    part: 0,
-                    backend_node_id: 42,
-                }),
-                details: Details::default(),
-            },
+            parsed(Snapshot::parse(&page).unwrap(), None),
+            parsed(Snapshot::default(), Some((0, 42))),
+            parsed(Snapshot::parse(&frame).unwrap(), Some((0, 42))),
         ];
         let dom = super::dom(&after_empty, &[], Vec::new());
         assert_eq!(dom.nodes.len(), 4);
