@@ -8,29 +8,9 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::domain::FieldError;
+
 pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// A field-level validation failure (422).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
-pub struct FieldError {
-    /// The JSON path of the field, e.g. `viewport.width`.
-    #[schema(value_type = String)]
-    pub field: &'static str,
-    /// Stable snake_case code, e.g. `non_public_address`.
-    #[schema(value_type = String)]
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: &'static str, code: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            field,
-            code,
-            message: message.into(),
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

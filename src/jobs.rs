@@ -9,10 +9,10 @@ use futures::FutureExt;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::AppState;
 use crate::attempts;
 use crate::db;
 use crate::db::page_import::ResumeFrom;
+use crate::state::AppState;
 use crate::supervisor;
 
 /// The backend actor of the sweeper's transitions.

@@ -1,7 +1,6 @@
 //! Page Import service: records capture jobs for public web pages, queues them
 //! for a capture worker, and accepts the worker's signed callbacks.
 
-pub mod app;
 pub mod artifacts;
 pub mod attempts;
 pub mod auth;
@@ -17,9 +16,11 @@ pub mod metrics;
 pub mod openapi;
 pub mod queue;
 pub mod resource;
+pub mod router;
 pub mod routes;
 pub mod server;
 pub mod service;
+pub mod state;
 pub mod supervisor;
 pub mod telemetry;
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use page_import::app::AppState;
 use page_import::config::{Config, LogFormat, MigrateConfig};
+use page_import::state::AppState;
 use page_import::{auth, server, telemetry, MIGRATOR};
 use secrecy::ExposeSecret;
 

@@ -1,6 +1,7 @@
 //! The OpenAPI 3.1 document, generated from the route declarations
 //! (`routes.rs`) and the handlers' annotations, and served at
-//! `GET /openapi.json`. `openapi.json` at the repository root is
+//! `GET /openapi.json` (`http::ops::openapi_json`, handed the document by
+//! `router.rs`). `openapi.json` at the repository root is
 //! the committed copy; a test fails when it is stale.
 
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -42,12 +43,6 @@ pub fn document() -> String {
             doc.to_pretty_json().expect("the OpenAPI document serializes") + "\n"
         })
         .clone()
-}
-
-/// This document.
-#[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "openapi", responses((status = 200, content_type = "application/json", body = Object)))]
-pub async fn openapi_json() -> impl axum::response::IntoResponse {
-    ([(axum::http::header::CONTENT_TYPE, "application/json")], document())
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 //! with, built from rows. Shared by the handlers and the services that record
 //! a response with its `Idempotency-Key`.
 
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::db::code2des::Code2Des;
 use crate::db::page_import::PageImport;
@@ -121,5 +124,71 @@ impl From<Code2Des> for Code2DesView {
             updated_at: timestamp(row.updated_at),
             created_by: row.created_by,
         }
+    }
+}
+
+/// The resource's JSON and its strong ETag: the first 128 bits of the
+/// SHA-256 of exactly those bytes, so the tag changes whenever any field does.
+pub struct Tagged {
+    pub tag: String,
+    pub body: Vec<u8>,
+    pub terminal: bool,
+}
+
+impl Tagged {
+    pub fn of(view: &PageImportView) -> Self {
+        let body = serde_json::to_vec(view).expect("the resource serializes");
+        let tag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
+        Self {
+            tag,
+            body,
+            terminal: view.status != JobStatus::Processing,
+        }
+    }
+
+    /// 200 with the body, or 304 without one when `If-None-Match` names the tag.
+    pub fn respond(self, request: &HeaderMap) -> Response {
+        let etag = HeaderValue::from_str(&self.tag).expect("a hex tag is a valid header value");
+        if request
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| none_match_names(v, &self.tag))
+        {
+            return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
+        }
+        (
+            [
+                (header::ETAG, etag),
+                (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
+            ],
+            self.body,
+        )
+            .into_response()
+    }
+}
+
+/// RFC 9110 §13.1.2: `*`, or a list of tags compared weakly.
+fn none_match_names(header: &str, tag: &str) -> bool {
+    header.trim() == "*"
+        || header
+            .split(',')
+            .map(|t| t.trim())
+            .any(|t| t.strip_prefix("W/").unwrap_or(t) == tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_none_match_names_the_tag_weakly_or_by_star() {
+        let tag = "\"abc\"";
+        assert!(none_match_names("\"abc\"", tag));
+        assert!(none_match_names("W/\"abc\"", tag));
+        assert!(none_match_names("\"x\", \"abc\"", tag));
+        assert!(none_match_names(" * ", tag));
+        assert!(!none_match_names("\"abd\"", tag));
+        assert!(!none_match_names("abc", tag));
+        assert!(!none_match_names("", tag));
     }
 }

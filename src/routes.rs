@@ -1,13 +1,13 @@
 //! Every route, declared once. A route's method and path come from its
 //! handler's `#[utoipa::path]`; these declarations build both the axum
-//! router (`app::router`, which adds each group's layers) and the OpenAPI
+//! router (`router::router`, which adds each group's layers) and the OpenAPI
 //! document (`openapi::document`), so the two cannot drift apart.
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::http::{attempts, code2des, events, ops, page_imports, retry, webhooks};
+use crate::state::AppState;
 
 /// The user routes: bearer token, 16 KiB bodies, CORS when configured.
 pub fn user() -> OpenApiRouter<AppState> {
@@ -33,7 +33,7 @@ pub fn ops() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
-        .routes(routes!(crate::openapi::openapi_json))
+        .routes(routes!(ops::openapi_json))
 }
 
 /// `/metrics`: on the main listener, or alone on `METRICS_ADDR`'s.

@@ -3,8 +3,9 @@
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{metrics_router, router, AppState};
 use crate::jobs;
+use crate::router::{metrics_router, router};
+use crate::state::AppState;
 
 /// Serves until `shutdown` is cancelled: stops accepting, lets in-flight
 /// requests finish, then stops the background tasks and waits for them.

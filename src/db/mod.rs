@@ -6,6 +6,7 @@ pub mod code2des;
 pub mod idempotency;
 pub mod outbox;
 pub mod page_import;
+pub mod pool;
 
 /// Planner settings of the connections whose statements keep one generic
 /// plan for their life: the coalesced creates and reads by id. Planning per

@@ -4,8 +4,8 @@
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
 use page_import_contract::manifest::CaptureHash;
 
+use super::FieldError;
 use super::JobStatus;
-use crate::error::FieldError;
 
 /// A callback whose shape passed its rules, with the job it names. Not
 /// `Debug`: it holds the nonce.

@@ -4,8 +4,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use chrono::{DateTime, Utc};
 
+use super::FieldError;
 use super::JobStatus;
-use crate::error::FieldError;
 
 /// A list request's page: its size, status filter and where it starts.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,29 +2,30 @@
 
 pub mod callback;
 pub mod cursor;
+mod field_error;
 pub mod new_import;
 
 /// The public-address and host rules live in the contract crate: the worker
 /// enforces the same rules at egress.
 pub use page_import_contract::{ip, source_url};
 
+pub use field_error::FieldError;
 pub use source_url::{SourceUrl, SourceUrlError, SourceUrlPolicy};
 
-/// Whether `s` can be the id of a row: 1–255 ASCII letters, digits or `-`
-/// (UUIDs, and the ids a cursor carries). Anything else names nothing, and
-/// must not reach a query: PostgreSQL rejects a NUL byte with an error
-/// instead of a miss.
 /// Every time the API answers with: RFC 3339, UTC, milliseconds
 /// (`2026-11-29T12:00:00.123Z`).
 pub fn timestamp(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// Whether `s` can be the id of a row: 1–255 ASCII letters, digits or `-`
+/// (UUIDs, and the ids a cursor carries). Anything else names nothing, and
+/// must not reach a query: PostgreSQL rejects a NUL byte with an error
+/// instead of a miss.
 pub fn is_resource_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 255 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
-use crate::error::FieldError;
 use base64::Engine;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! A create request's values, each checked by its own rule (SPEC §6).
 
+use super::FieldError;
 use super::{ReadySelector, SourceUrl, SourceUrlPolicy, Viewport};
-use crate::error::FieldError;
 
 /// A create whose every field passed its rules (the DNS check, which needs
 /// the network, is the service's: `service::imports::create`).

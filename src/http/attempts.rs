@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 
-use crate::app::AppState;
 use crate::auth::Actor;
 use crate::db::attempt::{self, AttemptRow};
 use crate::domain::timestamp;
 use crate::error::{ApiError, Problem};
 use crate::http::IdPath;
+use crate::state::AppState;
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AttemptList {

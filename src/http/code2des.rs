@@ -6,14 +6,14 @@ use axum::response::Response;
 use axum::Json;
 use serde::Deserialize;
 
-pub use crate::resource::{Code2DesLinks, Code2DesView};
+use crate::resource::Code2DesView;
 use crate::service::code2des::{self, NewCode2DesJob};
 
-use crate::app::AppState;
 use crate::auth::Actor;
 use crate::db::code2des as db;
 use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, ApiJson, IdPath};
+use crate::state::AppState;
 
 const CREATE_ROUTE: &str = "POST /code2des";
 

@@ -1,77 +1,25 @@
 //! `GET /page-imports/{id}/events`: the import's status pushed as
-//! Server-Sent Events (SPEC §6), and the strong `ETag` it shares with
-//! `GET /page-imports/{id}`.
+//! Server-Sent Events (SPEC §6), each event's id the strong `ETag` of
+//! `GET /page-imports/{id}` (`resource::Tagged`).
 
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
-use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
 use crate::auth::Actor;
-use crate::domain::JobStatus;
 use crate::error::{ApiError, Problem};
 use crate::events::Subscription;
-use crate::http::page_imports::PageImportView;
 use crate::http::Deadline;
 use crate::http::IdPath;
+use crate::resource::{PageImportView, Tagged};
+use crate::state::AppState;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const REREAD_AFTER: Duration = Duration::from_millis(500);
-
-/// The resource's JSON and its strong ETag: the first 128 bits of the
-/// SHA-256 of exactly those bytes, so the tag changes whenever any field does.
-pub struct Tagged {
-    pub tag: String,
-    pub body: Vec<u8>,
-    pub terminal: bool,
-}
-
-impl Tagged {
-    pub fn of(view: &PageImportView) -> Self {
-        let body = serde_json::to_vec(view).expect("the resource serializes");
-        let tag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
-        Self {
-            tag,
-            body,
-            terminal: view.status != JobStatus::Processing,
-        }
-    }
-
-    /// 200 with the body, or 304 without one when `If-None-Match` names the tag.
-    pub fn respond(self, request: &HeaderMap) -> Response {
-        let etag = HeaderValue::from_str(&self.tag).expect("a hex tag is a valid header value");
-        if request
-            .get(header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| none_match_names(v, &self.tag))
-        {
-            return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
-        }
-        (
-            [
-                (header::ETAG, etag),
-                (header::CONTENT_TYPE, HeaderValue::from_static("application/json")),
-            ],
-            self.body,
-        )
-            .into_response()
-    }
-}
-
-/// RFC 9110 §13.1.2: `*`, or a list of tags compared weakly.
-fn none_match_names(header: &str, tag: &str) -> bool {
-    header.trim() == "*"
-        || header
-            .split(',')
-            .map(|t| t.trim())
-            .any(|t| t.strip_prefix("W/").unwrap_or(t) == tag)
-}
 
 /// One server-sent event of `/events`, as the OpenAPI document describes it.
 #[derive(utoipa::ToSchema)]
@@ -208,21 +156,4 @@ fn stream(
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn if_none_match_names_the_tag_weakly_or_by_star() {
-        let tag = "\"abc\"";
-        assert!(none_match_names("\"abc\"", tag));
-        assert!(none_match_names("W/\"abc\"", tag));
-        assert!(none_match_names("\"x\", \"abc\"", tag));
-        assert!(none_match_names(" * ", tag));
-        assert!(!none_match_names("\"abd\"", tag));
-        assert!(!none_match_names("abc", tag));
-        assert!(!none_match_names("", tag));
-    }
 }

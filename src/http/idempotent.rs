@@ -9,10 +9,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
 use crate::auth::Actor;
 use crate::db::idempotency::{self, Claim, IdempotencyKey};
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// Runs `work` at most once per (caller, route, key). `work` receives the key
 /// so it can record its response in the same transaction as its data.

@@ -9,7 +9,7 @@ pub mod page_imports;
 pub mod retry;
 pub mod webhooks;
 
-use crate::app::AppState;
+use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{header, HeaderMap};

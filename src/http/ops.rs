@@ -1,12 +1,15 @@
-//! Operational routes: liveness, readiness, metrics. No authentication.
+//! Operational routes: liveness, readiness, metrics and the OpenAPI
+//! document. No authentication.
+
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::Json;
+use axum::{Extension, Json};
 
-use crate::app::AppState;
 use crate::error::{ApiError, Problem};
+use crate::state::AppState;
 
 /// `{"status": "ok"}` or `{"status": "ready"}`.
 #[derive(serde::Serialize, utoipa::ToSchema)]
@@ -51,4 +54,15 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         state.metrics.render(),
     )
+}
+
+/// The OpenAPI document as served (`openapi::document`), handed to the ops
+/// routes by the router.
+#[derive(Clone)]
+pub struct ApiDocument(pub Arc<str>);
+
+/// This document.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "openapi", responses((status = 200, content_type = "application/json", body = Object)))]
+pub async fn openapi_json(Extension(ApiDocument(document)): Extension<ApiDocument>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], document.to_string())
 }

@@ -8,17 +8,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::cursor::ListPage;
 use crate::domain::new_import::{NewImport, NewImportFields};
-pub use crate::resource::{Links, PageImportView, ViewportView};
+use crate::resource::{PageImportView, Tagged};
 use crate::service::imports;
 
-use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::page_import::{self as db, PageImport};
 use crate::domain::JobStatus;
 use crate::error::{ApiError, Problem};
-use crate::http::events::Tagged;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
+use crate::state::AppState;
 
 const CREATE_ROUTE: &str = "POST /page-imports";
 

@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-use crate::app::AppState;
 use crate::auth::Actor;
 use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, Deadline, IdPath};
 use crate::resource::PageImportView;
 use crate::service::imports;
+use crate::state::AppState;
 
 /// Retry a failed import: the next attempt, with a fresh nonce and a new
 /// queue message. A body, if sent, is ignored.

@@ -12,14 +12,13 @@ use axum::http::HeaderMap;
 use axum::Json;
 use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
 use crate::domain::callback::ParsedCallback;
 use crate::error::{ApiError, Problem};
 use crate::http::{is_json_content_type, RawBody};
 use crate::service::callbacks;
-pub use crate::service::callbacks::{CallbackAck, CAPTURE_WORKER};
-
-pub use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome, MAX_ERROR_MESSAGE_CHARS};
+use crate::service::callbacks::CallbackAck;
+use crate::state::AppState;
+use page_import_contract::callback::CallbackBody;
 
 /// The capture worker's callback, signed per Standard Webhooks.
 #[utoipa::path(

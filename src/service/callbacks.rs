@@ -6,13 +6,14 @@
 use serde::Serialize;
 use subtle::ConstantTimeEq;
 
-use crate::app::AppState;
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
 use crate::attempts;
 use crate::db::page_import::{self as db, Fence, ResumeFrom};
 use crate::domain::callback::{Callback, ParsedCallback};
+use crate::domain::FieldError;
 use crate::domain::JobStatus;
-use crate::error::{ApiError, FieldError};
+use crate::error::ApiError;
+use crate::state::AppState;
 use page_import_contract::manifest::CaptureHash;
 
 /// The backend actor of the capture worker's transitions.

@@ -3,7 +3,6 @@
 
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::auth::Actor;
 use crate::db::code2des::{self as db, NewCode2Des};
 use crate::db::idempotency::{self, IdempotencyKey};
@@ -13,6 +12,7 @@ use crate::error::ApiError;
 use crate::queue::messages::Code2DesJob;
 use crate::queue::QueueName;
 use crate::resource::Code2DesView;
+use crate::state::AppState;
 
 /// The import a new Code2Des job starts from (SPEC §8).
 pub struct NewCode2DesJob {

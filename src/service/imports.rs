@@ -6,7 +6,6 @@ use axum::http::StatusCode;
 use page_import_contract::job::deduplication_id;
 use uuid::Uuid;
 
-use crate::app::AppState;
 use crate::attempts;
 use crate::auth::Actor;
 use crate::db::idempotency::{self, IdempotencyKey};
@@ -20,6 +19,7 @@ use crate::error::ApiError;
 use crate::queue::messages::{capture_job_body, ViewportMessage};
 use crate::queue::QueueName;
 use crate::resource::PageImportView;
+use crate::state::AppState;
 
 /// Records the `processing` row and its outbox message (SPEC §6), then hands
 /// the message to the after-commit publisher. With an `Idempotency-Key` the
