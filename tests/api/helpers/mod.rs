@@ -14,10 +14,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::types::QueueAttributeName;
-use page_import::app::AppState;
 use page_import::auth::mint_token;
 use page_import::config::Config;
 use page_import::server;
+use page_import::state::AppState;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 use sqlx::PgPool;
