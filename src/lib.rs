@@ -2,16 +2,15 @@
 //! for a capture worker, and accepts the worker's signed callbacks.
 
 pub mod artifacts;
-pub mod attempts;
 pub mod auth;
+pub mod background;
+pub mod changes;
 pub mod config;
 pub mod db;
 pub mod dns;
 pub mod domain;
 pub mod error;
-pub mod events;
 pub mod http;
-pub mod jobs;
 pub mod metrics;
 pub mod openapi;
 pub mod queue;

@@ -117,8 +117,8 @@ impl Metrics {
     }
 
     /// Attempts started after the first, by reason: `sweeper`, `retryable`, `manual`.
-    pub fn attempts_started(&self, reason: &'static str, n: u64) {
-        metrics::counter!("page_import_attempts_started_total", "reason" => reason).increment(n);
+    pub fn attempts_started(&self, reason: crate::domain::attempt::AttemptReason, n: u64) {
+        metrics::counter!("page_import_attempts_started_total", "reason" => reason.as_str()).increment(n);
     }
 
     pub fn sweeper_failed_imports(&self, n: u64) {

@@ -3,7 +3,7 @@
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::jobs;
+use crate::background;
 use crate::router::{metrics_router, router};
 use crate::state::AppState;
 
@@ -24,10 +24,10 @@ pub async fn serve(state: AppState, listener: TcpListener, shutdown: Cancellatio
         }
         None => None,
     };
-    let background = jobs::spawn_all(&state, shutdown.child_token());
+    let background = background::spawn_all(&state, shutdown.child_token());
     // Open event streams end when shutdown starts; graceful shutdown would
     // otherwise wait for them forever.
-    let closing = state.events.closing.clone();
+    let closing = state.changes.closing.clone();
     let stop = shutdown.clone();
     tokio::spawn(async move {
         stop.cancelled().await;

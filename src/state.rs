@@ -8,13 +8,19 @@ use sqlx::PgPool;
 
 use crate::auth::Authenticator;
 use crate::aws::AwsClients;
+use crate::changes::Changes;
 use crate::config::Config;
 use crate::db::{coalesce, pool};
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
-use crate::events::Events;
 use crate::metrics::Metrics;
+use crate::queue::messages::CaptureDestination;
 use crate::queue::Publisher;
+use crate::service::callbacks::CallbackDeps;
+use crate::service::code2des::Code2DesDeps;
+use crate::service::create::CreateDeps;
+use crate::service::retry::RetryDeps;
+use crate::service::sweeper::Sweeper;
 
 /// Everything a handler needs. One `Arc`: axum clones the state for every
 /// request (router, middleware, extractors), and one reference count is
@@ -33,6 +39,8 @@ impl std::ops::Deref for AppState {
 pub struct Shared {
     pub config: Arc<Config>,
     pub pool: PgPool,
+    /// The bucket and callback URL of every capture message.
+    pub destination: Arc<CaptureDestination>,
     pub auth: Arc<Authenticator>,
     pub publisher: Publisher,
     pub s3: aws_sdk_s3::Client,
@@ -43,7 +51,7 @@ pub struct Shared {
     /// Coalesced creates without an idempotency key.
     pub creates: coalesce::Creates,
     /// Open `/events` streams and the change notifications they wait for.
-    pub events: Arc<Events>,
+    pub changes: Arc<Changes>,
     /// Which supervised background tasks are running (`/readyz`).
     pub tasks: Arc<crate::supervisor::Tasks>,
 }
@@ -58,6 +66,57 @@ impl Shared {
     pub fn source_url_policy(&self) -> SourceUrlPolicy {
         SourceUrlPolicy {
             allow_private: self.config.allow_private_source_urls,
+        }
+    }
+}
+
+/// Each service's dependencies, taken from the state: the one place that
+/// knows which part of the state a service uses.
+impl Shared {
+    pub fn create_deps(&self) -> CreateDeps<'_> {
+        CreateDeps {
+            pool: &self.pool,
+            creates: &self.creates,
+            publisher: &self.publisher,
+            dns: self.dns.as_deref(),
+            destination: &self.destination,
+            metrics: &self.metrics,
+        }
+    }
+
+    pub fn retry_deps(&self) -> RetryDeps<'_> {
+        RetryDeps {
+            pool: &self.pool,
+            destination: &self.destination,
+            metrics: &self.metrics,
+        }
+    }
+
+    pub fn callback_deps(&self) -> CallbackDeps<'_> {
+        CallbackDeps {
+            pool: &self.pool,
+            s3: &self.s3,
+            destination: &self.destination,
+            max_attempts: self.config.capture_max_attempts,
+            metrics: &self.metrics,
+        }
+    }
+
+    pub fn code2des_deps(&self) -> Code2DesDeps<'_> {
+        Code2DesDeps {
+            pool: &self.pool,
+            publisher: &self.publisher,
+            metrics: &self.metrics,
+        }
+    }
+
+    pub fn sweeper(&self) -> Sweeper {
+        Sweeper {
+            pool: self.pool.clone(),
+            destination: self.destination.clone(),
+            capture_timeout: self.config.capture_timeout,
+            max_attempts: self.config.capture_max_attempts,
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -113,12 +172,13 @@ impl AppState {
         });
         let reads = coalesce::reads(read_pool, slots as usize, limits);
         let creates = coalesce::creates(create_pool, slots as usize, limits);
-        let events = Events::new(config.events_max_streams);
+        let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
-            events,
+            changes,
             tasks: Arc::default(),
             reads,
             creates,
+            destination: Arc::new(CaptureDestination::new(&config)),
             config: Arc::new(config),
             pool,
             auth,

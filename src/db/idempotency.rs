@@ -89,14 +89,19 @@ pub async fn claim(conn: &mut PgConnection, key: &IdempotencyKey, request_hash: 
     })
 }
 
-/// Stores the response; call inside the transaction that did the work.
-pub async fn complete(
+/// The one status a key records: every keyed route answers an accepted
+/// request with 202 and the resource (SPEC §6).
+const ACCEPTED: i16 = 202;
+
+/// Records the key's response, a 202 with `location` and `body`, in the
+/// caller's transaction: it commits with the work it answers for.
+pub async fn record_accepted(
     conn: &mut PgConnection,
     key: &IdempotencyKey,
-    status: i16,
     location: &str,
-    body: &serde_json::Value,
+    body: &impl serde::Serialize,
 ) -> sqlx::Result<()> {
+    let body = serde_json::to_value(body).expect("a resource serializes");
     sqlx::query!(
         r#"
         update idempotency_key
@@ -106,7 +111,7 @@ pub async fn complete(
         key.subject,
         key.route.as_ref(),
         key.key,
-        status,
+        ACCEPTED,
         location,
         body,
     )

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
+use crate::domain::attempt::{AttemptOutcome, AttemptReason};
 use crate::domain::cursor::KeysetPosition;
 use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 
@@ -98,8 +99,9 @@ pub struct PendingCreate {
 /// message, but only where the project belongs to the organization and the
 /// actor is a member of it. Many creates share the statement (one commit,
 /// one WAL flush: `db::coalesce`); a create with an `Idempotency-Key` runs it
-/// alone inside its transaction. One answer per create, in order: the row
-/// and its outbox id, or `None` when that create's project is not visible.
+/// alone inside its transaction. Each row's first attempt is recorded with
+/// it. One answer per create, in order: the row and its outbox id, or `None`
+/// when that create's project is not visible.
 pub async fn insert_many_with_messages(
     conn: &mut PgConnection,
     batch: &[PendingCreate],
@@ -147,6 +149,9 @@ pub async fn insert_many_with_messages(
                    now() + make_interval(secs => r.lease_ms / 1000.0)
             from inserted i join req r on r.id = i.id
             returning id, deduplication_id
+        ), history as (
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by)
+            select i.id, i.attempt, $14, i.created_by from inserted i
         )
         "#,
         r#",
@@ -168,6 +173,7 @@ pub async fn insert_many_with_messages(
         &bodies as &[&str],
         &leases,
         &dedups,
+        AttemptReason::Create.as_str(),
     )
     .fetch_all(conn)
     .await?;
@@ -377,58 +383,89 @@ pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<O
     .await
 }
 
-/// Fails a timed-out attempt that has no attempts left (the sweeper).
-pub async fn fail_timed_out(conn: &mut PgConnection, id: &str, attempt: i32) -> sqlx::Result<bool> {
-    let result = sqlx::query!(
+/// How an attempt ends in a terminal status: the row's new status and
+/// payload, who made the transition, and the outcome the history records.
+pub struct Finish<'a> {
+    pub status: JobStatus,
+    pub outcome: AttemptOutcome,
+    pub result_url: Option<&'a str>,
+    pub capture_hash: Option<&'a str>,
+    pub screenshot_url: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+    pub actor: &'a str,
+}
+
+/// Ends attempt `attempt` of the import in a terminal status, and its
+/// history row with the outcome passed, in one statement. The caller holds
+/// the row's lock ([`lock_fence`], [`lock_timed_out`]) and has checked that
+/// the transition is allowed: the rule lives with the caller, once.
+pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Finish<'_>) -> sqlx::Result<()> {
+    sqlx::query!(
         r#"
-        update page_import
-        set status = '2', error_message = 'Capture timed out', updated_at = now(), updated_by = 'system:sweeper'
-        where id = $1 and attempt = $2 and status = '0' and deleted_at is null
+        with done as (
+            update page_import
+            set status = $3, result_url = $4, capture_hash = $5, screenshot_url = $6, error_message = $7,
+                updated_at = now(), updated_by = $8
+            where id = $1 and attempt = $2
+            returning id
+        )
+        update page_import_attempt a
+        set finished_at = now(), outcome = $9, error_message = $7
+        from done d
+        where a.page_import_id = d.id and a.attempt = $2
         "#,
         id,
         attempt,
+        finish.status as JobStatus,
+        finish.result_url,
+        finish.capture_hash,
+        finish.screenshot_url,
+        finish.error_message,
+        finish.actor,
+        finish.outcome.as_str(),
     )
     .execute(conn)
     .await?;
-    Ok(result.rows_affected() == 1)
+    Ok(())
 }
 
-/// Where the next attempt starts from: a running attempt (with the nonce it
-/// must still have, unless the caller holds the row's lock), or a failed
-/// import (a manual retry).
-pub enum ResumeFrom<'a> {
-    Processing { nonce: Option<&'a str> },
-    Failed,
+/// Why the next attempt starts, who starts it, and how the current one
+/// ended (`None` when it had already ended: a manual retry of a failed import).
+pub struct NextAttempt<'a> {
+    pub reason: AttemptReason,
+    pub actor: &'a str,
+    pub ended: Option<AttemptOutcome>,
 }
 
-/// Starts attempt `attempt + 1` with a fresh nonce and its outbox message, in
-/// one statement: only if the row is still at `attempt` in the expected
-/// state and not deleted. The history row is written by the
-/// `page_import_attempt_track` trigger from `actor` (see its migration).
-/// Returns the outbox id of the new attempt's message, or `None` when the
-/// row moved on meanwhile.
+/// Starts attempt `attempt + 1` with a fresh nonce and its outbox message,
+/// ends the current attempt's history row and starts the next one's, in one
+/// statement. The caller holds the row's lock and has checked the row may
+/// move on. Returns the outbox id of the new attempt's message, or `None`
+/// when the row is not at `attempt`.
 pub async fn start_next_attempt(
     conn: &mut PgConnection,
     id: &str,
     attempt: i32,
-    from: ResumeFrom<'_>,
     nonce: &Nonce,
-    actor: &str,
+    next: &NextAttempt<'_>,
     message_body: &str,
 ) -> sqlx::Result<Option<i64>> {
-    let (expected_status, expected_nonce) = match from {
-        ResumeFrom::Processing { nonce } => (JobStatus::Processing, nonce),
-        ResumeFrom::Failed => (JobStatus::Failed, None),
-    };
     sqlx::query_scalar!(
         r#"
         with next as (
             update page_import
             set attempt = attempt + 1, nonce = $3, status = '0', result_url = null, capture_hash = null,
                 screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
-            where id = $1 and attempt = $2 and status = $5 and deleted_at is null
-              and ($6::text is null or nonce = $6)
+            where id = $1 and attempt = $2
             returning id, project_id, attempt
+        ), ended as (
+            update page_import_attempt a
+            set finished_at = now(), outcome = $5
+            from next n
+            where $5::text is not null and a.page_import_id = n.id and a.attempt = $2 and a.finished_at is null
+        ), started as (
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by)
+            select n.id, n.attempt, $6, $4 from next n
         )
         insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
         select 'page_import', $7, n.project_id::text, $8, now()
@@ -438,9 +475,9 @@ pub async fn start_next_attempt(
         id,
         attempt,
         nonce.expose(),
-        actor,
-        expected_status as JobStatus,
-        expected_nonce,
+        next.actor,
+        next.ended.map(AttemptOutcome::as_str),
+        next.reason.as_str(),
         message_body,
         deduplication_id(id, attempt + 1),
     )
@@ -512,74 +549,32 @@ pub struct Fence {
     pub error_message: Option<String>,
 }
 
+/// `sqlx::query_as!` of a [`Fence`] by id, written once; `$tail` ends the
+/// statement (a lock clause, or nothing).
+macro_rules! query_fence {
+    ($tail:literal, $id:expr) => {
+        sqlx::query_as!(
+            Fence,
+            r#"
+            select attempt, nonce, status as "status: JobStatus", deleted_at is not null as "deleted!",
+                   result_url, capture_hash, screenshot_url, error_message
+            from page_import
+            where id = $1
+            "#
+                + $tail,
+            $id,
+        )
+    };
+}
+
+/// The row's fence as it is now, without a lock: the early answer to a
+/// callback, before any artifact is read.
 pub async fn find_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<Fence>> {
-    sqlx::query_as!(
-        Fence,
-        r#"
-        select attempt, nonce, status as "status: JobStatus", deleted_at is not null as "deleted!",
-               result_url, capture_hash, screenshot_url, error_message
-        from page_import
-        where id = $1
-        "#,
-        id,
-    )
-    .fetch_optional(conn)
-    .await
+    query_fence!("", id).fetch_optional(conn).await
 }
 
-/// The one success transition: only for the live attempt, with its nonce,
-/// while still processing and not deleted. `false` when nothing changed.
-pub async fn mark_completed_if_fenced(
-    conn: &mut PgConnection,
-    id: &str,
-    attempt: i32,
-    nonce: &str,
-    result_url: &str,
-    capture_hash: &str,
-    screenshot_url: &str,
-) -> sqlx::Result<bool> {
-    let result = sqlx::query!(
-        r#"
-        update page_import
-        set status = '1', result_url = $4, capture_hash = $5, screenshot_url = $6,
-            updated_at = now(), updated_by = 'system:capture-worker'
-        where id = $1 and attempt = $2 and nonce = $3 and status = '0' and deleted_at is null
-        "#,
-        id,
-        attempt,
-        nonce,
-        result_url,
-        capture_hash,
-        screenshot_url,
-    )
-    .execute(conn)
-    .await?;
-    Ok(result.rows_affected() == 1)
-}
-
-/// The one failure transition, under the same fence as success.
-pub async fn mark_failed_if_fenced(
-    conn: &mut PgConnection,
-    id: &str,
-    attempt: i32,
-    nonce: &str,
-    error_message: &str,
-    result_url: Option<&str>,
-) -> sqlx::Result<bool> {
-    let result = sqlx::query!(
-        r#"
-        update page_import
-        set status = '2', error_message = $4, result_url = $5,
-            updated_at = now(), updated_by = 'system:capture-worker'
-        where id = $1 and attempt = $2 and nonce = $3 and status = '0' and deleted_at is null
-        "#,
-        id,
-        attempt,
-        nonce,
-        error_message,
-        result_url,
-    )
-    .execute(conn)
-    .await?;
-    Ok(result.rows_affected() == 1)
+/// The row's fence, locked for the caller's transaction: what a transition
+/// checks before it writes, so nothing moves the row in between.
+pub async fn lock_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<Fence>> {
+    query_fence!("for update", id).fetch_optional(conn).await
 }

@@ -1,5 +1,6 @@
 //! Newtypes that parse: a value of one of these types has passed its rules.
 
+pub mod attempt;
 pub mod callback;
 pub mod cursor;
 mod field_error;

@@ -63,7 +63,7 @@ pub async fn create(
         page_import_id: request.page_import_id,
     };
     idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| async {
-        let view = code2des::create(&state, &actor, request, key).await?;
+        let view = code2des::create(&state.code2des_deps(), &actor, request, key).await?;
         idempotent::accepted(&view.links.self_, &view)
     })
     .await

@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Response};
 use futures::Stream;
 
 use crate::auth::Actor;
+use crate::changes::Subscription;
 use crate::error::{ApiError, Problem};
-use crate::events::Subscription;
 use crate::http::Deadline;
 use crate::http::IdPath;
 use crate::resource::{PageImportView, Tagged};
+use crate::service::imports;
 use crate::state::AppState;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -53,12 +54,8 @@ pub async fn follow(
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
     // Subscribed before the first read, so no change can fall between them.
-    let subscription = state.events.subscribe(&id).ok_or(ApiError::TooManyStreams)?;
-    let first = state
-        .reads
-        .call((id.clone(), actor.subject.clone()), deadline.0)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let subscription = state.changes.subscribe(&id).ok_or(ApiError::TooManyStreams)?;
+    let first = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
     let first = Tagged::of(&PageImportView::from(first));
     let stream = stream(state, actor, id, subscription, first);
     Ok(Sse::new(stream)
@@ -108,7 +105,7 @@ fn stream(
         }
         let mut reread = false;
         loop {
-            let closing = f.state.events.closing.clone();
+            let closing = f.state.changes.closing.clone();
             if reread {
                 // The last read failed (the database is restarting, say): try again soon.
                 tokio::select! {

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::domain::cursor::ListPage;
 use crate::domain::new_import::{NewImport, NewImportFields};
 use crate::resource::{PageImportView, Tagged};
-use crate::service::imports;
+use crate::service::{create as create_service, imports};
 
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
-use crate::db::page_import::{self as db, PageImport};
+use crate::db::page_import::PageImport;
 use crate::domain::JobStatus;
 use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
@@ -93,7 +93,7 @@ pub async fn create(
             ready_selector: b.ready_selector.as_deref(),
         };
         let request = NewImport::parse(fields, state.source_url_policy()).map_err(ApiError::Validation)?;
-        let view = imports::create(&state, &actor, request, key, deadline.0).await?;
+        let view = create_service::create(&state.create_deps(), &actor, request, key, deadline.0).await?;
         idempotent::accepted(&view.links.self_, &view)
     })
     .await
@@ -122,11 +122,7 @@ pub async fn get(
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
-    let row = state
-        .reads
-        .call((id, actor.subject), deadline.0)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
     Ok(Tagged::of(&PageImportView::from(row)).respond(&headers))
 }
 
@@ -177,7 +173,7 @@ pub async fn list(
 ) -> Result<Json<PageImportList>, ApiError> {
     let page =
         ListPage::parse(query.limit, query.status.as_deref(), query.cursor.as_deref()).map_err(ApiError::Validation)?;
-    let (rows, next_cursor) = imports::list(&state, &actor, query.organization_id, query.project_id, page).await?;
+    let (rows, next_cursor) = imports::list(&state.pool, &actor, query.organization_id, query.project_id, page).await?;
     Ok(Json(PageImportList {
         items: rows.into_iter().map(PageImportView::from).collect(),
         next_cursor,
@@ -196,8 +192,13 @@ pub async fn list(
     ),
     security(("bearer" = []))
 )]
-pub async fn capture(state: State<AppState>, actor: Actor, id: IdPath) -> Result<Response, ApiError> {
-    artifact_redirect(state, actor, id, |row| row.result_url).await
+pub async fn capture(
+    state: State<AppState>,
+    actor: Actor,
+    deadline: Deadline,
+    id: IdPath,
+) -> Result<Response, ApiError> {
+    artifact_redirect(state, actor, deadline, id, |row| row.result_url).await
 }
 
 /// Redirect to a presigned S3 URL (≤ 5 min) of the screenshot.
@@ -212,21 +213,23 @@ pub async fn capture(state: State<AppState>, actor: Actor, id: IdPath) -> Result
     ),
     security(("bearer" = []))
 )]
-pub async fn screenshot(state: State<AppState>, actor: Actor, id: IdPath) -> Result<Response, ApiError> {
-    artifact_redirect(state, actor, id, |row| row.screenshot_url).await
+pub async fn screenshot(
+    state: State<AppState>,
+    actor: Actor,
+    deadline: Deadline,
+    id: IdPath,
+) -> Result<Response, ApiError> {
+    artifact_redirect(state, actor, deadline, id, |row| row.screenshot_url).await
 }
 
 async fn artifact_redirect(
     State(state): State<AppState>,
     actor: Actor,
+    deadline: Deadline,
     IdPath(id): IdPath,
     pick: impl FnOnce(PageImport) -> Option<String>,
 ) -> Result<Response, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    let row = db::find_visible(&mut conn, &id, &actor.subject)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    drop(conn);
+    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
     let artifact = pick(row)
         .as_deref()
         .and_then(ArtifactUrl::parse_stored)
@@ -256,11 +259,6 @@ async fn artifact_redirect(
     security(("bearer" = []))
 )]
 pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    if db::soft_delete(&mut conn, &id, &actor.subject).await? {
-        tracing::info!(page_import_id = %id, "page import deleted");
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::NotFound)
-    }
+    imports::delete(&state.pool, &actor, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -9,7 +9,7 @@ use crate::auth::Actor;
 use crate::error::{ApiError, Problem};
 use crate::http::{idempotent, Deadline, IdPath};
 use crate::resource::PageImportView;
-use crate::service::imports;
+use crate::service::{imports, retry as retry_service};
 use crate::state::AppState;
 
 /// Retry a failed import: the next attempt, with a fresh nonce and a new
@@ -37,17 +37,13 @@ pub async fn retry(
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
-    let row = state
-        .reads
-        .call((id.clone(), actor.subject.clone()), deadline.0)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
     let route = format!("retry:{id}");
     idempotent::run(&state, &actor, &headers, b"", route, |key| {
         let state = &state;
         let actor = &actor;
         async move {
-            let view = imports::retry(state, actor, row, key).await?;
+            let view = retry_service::retry(&state.retry_deps(), actor, row, key).await?;
             idempotent::accepted(&view.links.self_, &view)
         }
     })

@@ -80,7 +80,7 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
     let parsed = ParsedCallback::parse(body).map_err(ApiError::Validation)?;
     let webhook_id = header("webhook-id").unwrap_or_default();
     let request_hash = hex::encode(Sha256::digest(raw));
-    callbacks::receive(state, parsed, webhook_id, request_hash)
+    callbacks::receive(&state.callback_deps(), parsed, webhook_id, request_hash)
         .await
         .map(Json)
 }

@@ -7,11 +7,28 @@ pub use page_import_contract::job::{artifact_prefix, Artifacts, CaptureJob, Sour
 
 use crate::config::Config;
 
+/// Where every capture job sends its results: the artifact bucket and the
+/// callback URL, the two settings a capture message carries.
+#[derive(Debug, Clone)]
+pub struct CaptureDestination {
+    pub bucket: String,
+    pub callback_url: String,
+}
+
+impl CaptureDestination {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            bucket: config.artifact_bucket.clone(),
+            callback_url: format!("{}{}", config.public_base_url, page_import_contract::CALLBACK_PATH),
+        }
+    }
+}
+
 /// The queue message of one capture attempt (SPEC §7), as its JSON body:
 /// the one place a create, a timed-out or retryable attempt and a manual
 /// retry build it.
 pub fn capture_job_body(
-    config: &Config,
+    destination: &CaptureDestination,
     id: &str,
     attempt: i32,
     nonce: &str,
@@ -31,10 +48,10 @@ pub fn capture_job_body(
         viewport,
         ready_selector: ready_selector.map(Into::into),
         artifacts: Artifacts {
-            bucket: config.artifact_bucket.as_str().into(),
+            bucket: destination.bucket.as_str().into(),
             prefix: artifact_prefix(id, attempt).into(),
         },
-        callback_url: format!("{}{}", config.public_base_url, page_import_contract::CALLBACK_PATH).into(),
+        callback_url: destination.callback_url.as_str().into(),
     };
     serde_json::to_string(&job).expect("a capture job serializes")
 }

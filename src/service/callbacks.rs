@@ -1,23 +1,35 @@
 //! The capture worker's callbacks (SPEC §7): after the signature and the
 //! body's shape (`http::webhooks`, `domain::callback`), the fence, the
 //! artifacts in S3, and exactly one transition; a retryable failure with
-//! attempts left starts the next attempt instead.
+//! attempts left starts the next attempt instead. Every transition locks
+//! the row and checks it with [`judge`], the one fence rule.
 
 use serde::Serialize;
+use sqlx::{PgConnection, PgPool};
 use subtle::ConstantTimeEq;
 
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
-use crate::attempts;
-use crate::db::page_import::{self as db, Fence, ResumeFrom};
+use crate::db::page_import::{self as db, Fence, Finish, NextAttempt};
+use crate::domain::attempt::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
 use crate::domain::callback::{Callback, ParsedCallback};
-use crate::domain::FieldError;
-use crate::domain::JobStatus;
+use crate::domain::{FieldError, JobStatus};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::metrics::Metrics;
+use crate::queue::messages::CaptureDestination;
+use crate::service::next_attempt;
 use page_import_contract::manifest::CaptureHash;
 
-/// The backend actor of the capture worker's transitions.
-pub const CAPTURE_WORKER: &str = "system:capture-worker";
+/// What receiving a callback uses.
+pub struct CallbackDeps<'a> {
+    pub pool: &'a PgPool,
+    pub s3: &'a aws_sdk_s3::Client,
+    /// The artifact bucket callbacks must name, and where the next attempt's
+    /// message sends its results.
+    pub destination: &'a CaptureDestination,
+    /// `CAPTURE_MAX_ATTEMPTS`.
+    pub max_attempts: i32,
+    pub metrics: &'a Metrics,
+}
 
 /// The answer to an accepted callback.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -29,11 +41,22 @@ pub struct CallbackAck {
     pub replayed: bool,
 }
 
+/// One callback as the fence sees it.
+struct Received<'a> {
+    id: &'a str,
+    attempt: i32,
+    nonce: &'a str,
+    callback: &'a Callback,
+    /// Its `webhook-id` and body hash: what recognises the replay of a
+    /// retryable failure.
+    webhook_id: &'a str,
+    request_hash: &'a str,
+}
+
 /// A signed callback that passed its shape rules: the fence, the artifacts,
-/// then exactly one transition (SPEC §7). `webhook_id` and `request_hash`
-/// identify the callback for the replay of a retryable failure.
+/// then exactly one transition (SPEC §7).
 pub async fn receive(
-    state: &AppState,
+    deps: &CallbackDeps<'_>,
     parsed: ParsedCallback,
     webhook_id: &str,
     request_hash: String,
@@ -44,19 +67,23 @@ pub async fn receive(
         nonce,
         callback,
     } = parsed;
-    let retry_key = RetryKey {
+    let received = Received {
+        id: &id,
+        attempt,
+        nonce: &nonce,
+        callback: &callback,
         webhook_id,
-        request_hash,
+        request_hash: &request_hash,
     };
-    let mut conn = state.pool.acquire().await?;
+    let mut conn = deps.pool.acquire().await?;
     let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
     if let Err(err) = check_fence(&fence, attempt, &nonce) {
-        return retry_replay_or(&mut conn, &id, attempt, &callback, &retry_key, err).await;
+        return retry_replay_or(&mut conn, &received, err).await;
     }
     // Release the connection: no database resource is held across S3 I/O.
     drop(conn);
 
-    let bucket = &state.config.artifact_bucket;
+    let bucket = &deps.destination.bucket;
     let artifact = |field: &'static str, url: &str| {
         ArtifactUrl::parse(url, bucket, &id, attempt).map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
     };
@@ -91,8 +118,8 @@ pub async fn receive(
         ..
     } = &callback
     {
-        if attempt < state.config.capture_max_attempts {
-            return retry(state, &id, attempt, &nonce, error_message, &retry_key).await;
+        if attempt < deps.max_attempts {
+            return retry(deps, &received, error_message).await;
         }
     }
 
@@ -103,96 +130,106 @@ pub async fn receive(
             nonce: &fence.nonce,
             capture_hash: *capture_hash,
         };
-        artifacts::verify_manifest(&state.s3, manifest, &expected)
+        artifacts::verify_manifest(deps.s3, manifest, &expected)
             .await
             .map_err(manifest_error)?;
-        artifacts::verify_exists(&state.s3, screenshot)
+        artifacts::verify_exists(deps.s3, screenshot)
             .await
             .map_err(manifest_error)?;
     }
 
-    let mut conn = state.pool.acquire().await?;
-    let changed = match &callback {
+    let mut tx = deps.pool.begin().await?;
+    if let Some(answer) = judge(&mut tx, &received).await? {
+        // Moved since we read it: a concurrent twin, the sweeper, a delete.
+        return answer;
+    }
+    let capture_hash = match &callback {
+        Callback::Completed { capture_hash, .. } => Some(capture_hash.to_string()),
+        Callback::Failed { .. } => None,
+    };
+    let finish = match &callback {
         Callback::Completed {
             result_url,
-            capture_hash,
             screenshot_url,
-        } => {
-            db::mark_completed_if_fenced(
-                &mut conn,
-                &id,
-                attempt,
-                &nonce,
-                result_url,
-                &capture_hash.to_string(),
-                screenshot_url,
-            )
-            .await?
-        }
+            ..
+        } => Finish {
+            status: JobStatus::Completed,
+            outcome: AttemptOutcome::Completed,
+            result_url: Some(result_url),
+            capture_hash: capture_hash.as_deref(),
+            screenshot_url: Some(screenshot_url),
+            error_message: None,
+            actor: CAPTURE_WORKER,
+        },
         Callback::Failed {
             error_message,
             result_url,
             ..
-        } => db::mark_failed_if_fenced(&mut conn, &id, attempt, &nonce, error_message, result_url.as_deref()).await?,
+        } => Finish {
+            status: JobStatus::Failed,
+            outcome: AttemptOutcome::Failed,
+            result_url: result_url.as_deref(),
+            capture_hash: None,
+            screenshot_url: None,
+            error_message: Some(error_message),
+            actor: CAPTURE_WORKER,
+        },
     };
-    if changed {
-        state.metrics.import_finished(callback.status().as_str());
-        tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
-        return Ok(CallbackAck {
-            status: callback.status(),
-            attempt: None,
-            replayed: false,
-        });
-    }
-    // Someone else moved the row between our read and our update.
-    let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
-    if let Err(err) = check_fence(&fence, attempt, &nonce) {
-        return retry_replay_or(&mut conn, &id, attempt, &callback, &retry_key, err).await;
-    }
-    replay_or_conflict(&fence, &callback)
+    db::finish(&mut tx, &id, attempt, &finish).await?;
+    tx.commit().await?;
+    deps.metrics.import_finished(callback.status().as_str());
+    tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
+    Ok(CallbackAck {
+        status: callback.status(),
+        attempt: None,
+        replayed: false,
+    })
 }
 
-/// What identifies one retryable callback: its `webhook-id` and body.
-struct RetryKey<'a> {
-    webhook_id: &'a str,
-    request_hash: String,
+/// The fence rule, on the row locked for the caller's transaction: `None`
+/// when the callback may move the row (its live attempt, with its nonce,
+/// still processing, not deleted), otherwise the answer it gets.
+async fn judge(
+    tx: &mut PgConnection,
+    received: &Received<'_>,
+) -> Result<Option<Result<CallbackAck, ApiError>>, ApiError> {
+    let fence = db::lock_fence(tx, received.id).await?.ok_or(ApiError::NotFound)?;
+    if let Err(err) = check_fence(&fence, received.attempt, received.nonce) {
+        return Ok(Some(retry_replay_or(tx, received, err).await));
+    }
+    if fence.status != JobStatus::Processing {
+        return Ok(Some(replay_or_conflict(&fence, received.callback)));
+    }
+    Ok(None)
 }
 
 /// A retryable failure with attempts left: the next attempt starts (SPEC §7)
 /// and this callback is noted on the attempt it ended, for its replays.
-async fn retry(
-    state: &AppState,
-    id: &str,
-    attempt: i32,
-    nonce: &str,
-    error_message: &str,
-    key: &RetryKey<'_>,
-) -> Result<CallbackAck, ApiError> {
-    let mut tx = state.pool.begin().await?;
-    let from = ResumeFrom::Processing { nonce: Some(nonce) };
-    let started = attempts::start_next(&mut tx, &state.config, id, attempt, from, CAPTURE_WORKER).await?;
-    let Some(next) = started else {
-        // Moved since we read it: a concurrent twin of this callback, the
-        // sweeper, a delete. Decide from the row as it is now.
-        drop(tx);
-        let mut conn = state.pool.acquire().await?;
-        let fence = db::find_fence(&mut conn, id).await?.ok_or(ApiError::NotFound)?;
-        let callback = Callback::Failed {
-            error_message: error_message.to_owned(),
-            result_url: None,
-            retryable: true,
-        };
-        return match check_fence(&fence, attempt, nonce) {
-            Err(err) => retry_replay_or(&mut conn, id, attempt, &callback, key, err).await,
-            Ok(()) => Err(ApiError::conflict(
-                "already_terminal",
-                format!("The import is already {}.", fence.status.as_str()),
-            )),
-        };
+async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: &str) -> Result<CallbackAck, ApiError> {
+    let (id, attempt) = (received.id, received.attempt);
+    let mut tx = deps.pool.begin().await?;
+    if let Some(answer) = judge(&mut tx, received).await? {
+        return answer;
+    }
+    let next = NextAttempt {
+        reason: AttemptReason::Retryable,
+        actor: CAPTURE_WORKER,
+        ended: Some(AttemptOutcome::RetryableFailure),
     };
-    db::record_retryable_failure(&mut tx, id, attempt, error_message, key.webhook_id, &key.request_hash).await?;
+    let next = next_attempt::start(&mut tx, deps.destination, id, attempt, next)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    db::record_retryable_failure(
+        &mut tx,
+        id,
+        attempt,
+        error_message,
+        received.webhook_id,
+        received.request_hash,
+    )
+    .await?;
     tx.commit().await?;
-    state.metrics.attempts_started("retryable", 1);
+    deps.metrics.attempts_started(AttemptReason::Retryable, 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {
         status: JobStatus::Processing,
@@ -204,18 +241,24 @@ async fn retry(
 /// A callback that no longer matches the fence is refused (`err`), unless it
 /// is the exact replay of the retryable callback that started the next attempt.
 async fn retry_replay_or(
-    conn: &mut sqlx::PgConnection,
-    id: &str,
-    attempt: i32,
-    callback: &Callback,
-    key: &RetryKey<'_>,
+    conn: &mut PgConnection,
+    received: &Received<'_>,
     err: ApiError,
 ) -> Result<CallbackAck, ApiError> {
-    let retryable = matches!(callback, Callback::Failed { retryable: true, .. });
-    if retryable && db::is_retry_replay(conn, id, attempt, key.webhook_id, &key.request_hash).await? {
+    let retryable = matches!(received.callback, Callback::Failed { retryable: true, .. });
+    if retryable
+        && db::is_retry_replay(
+            conn,
+            received.id,
+            received.attempt,
+            received.webhook_id,
+            received.request_hash,
+        )
+        .await?
+    {
         return Ok(CallbackAck {
             status: JobStatus::Processing,
-            attempt: Some(attempt + 1),
+            attempt: Some(received.attempt + 1),
             replayed: true,
         });
     }

@@ -1,6 +1,7 @@
 //! Code2Des jobs (SPEC §8): started from completed imports, which they
 //! reference and never modify.
 
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::auth::Actor;
@@ -9,10 +10,17 @@ use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::outbox::OutboxMessage;
 use crate::domain::JobStatus;
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 use crate::queue::messages::Code2DesJob;
-use crate::queue::QueueName;
+use crate::queue::{Publisher, QueueName};
 use crate::resource::Code2DesView;
-use crate::state::AppState;
+
+/// What starting a Code2Des job uses.
+pub struct Code2DesDeps<'a> {
+    pub pool: &'a PgPool,
+    pub publisher: &'a Publisher,
+    pub metrics: &'a Metrics,
+}
 
 /// The import a new Code2Des job starts from (SPEC §8).
 pub struct NewCode2DesJob {
@@ -25,12 +33,12 @@ pub struct NewCode2DesJob {
 /// insert in one transaction under a share lock on the import, which is never
 /// modified; the job's message goes through the outbox.
 pub async fn create(
-    state: &AppState,
+    deps: &Code2DesDeps<'_>,
     actor: &Actor,
     request: NewCode2DesJob,
     key: Option<IdempotencyKey>,
 ) -> Result<Code2DesView, ApiError> {
-    let mut tx = state.pool.begin().await?;
+    let mut tx = deps.pool.begin().await?;
     // Eligibility and insert in one transaction, under a share lock on the source.
     let source = db::lock_source(
         &mut tx,
@@ -71,18 +79,17 @@ pub async fn create(
         actor: &actor.subject,
     };
     let (row, outbox_id) =
-        db::insert_with_message(&mut tx, &new, &message_body, state.publisher.lease().as_millis() as i64).await?;
+        db::insert_with_message(&mut tx, &new, &message_body, deps.publisher.lease().as_millis() as i64).await?;
     let project_id = row.project_id;
     let view = Code2DesView::from(row);
     if let Some(key) = key {
-        let body = serde_json::to_value(&view).map_err(anyhow::Error::from)?;
-        idempotency::complete(&mut tx, &key, 202, &view.links.self_, &body).await?;
+        idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
     }
     tx.commit().await?;
-    state.metrics.code2des_created();
+    deps.metrics.code2des_created();
     tracing::info!(code2des_id = %id, page_import_id = %request.page_import_id, "code2des job created");
 
-    state.publisher.publish_after_commit(OutboxMessage {
+    deps.publisher.publish_after_commit(OutboxMessage {
         id: outbox_id,
         queue: QueueName::Code2Des.as_str().to_owned(),
         body: message_body,

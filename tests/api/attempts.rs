@@ -66,7 +66,7 @@ async fn current_job(app: &TestApp, id: &str) -> Job {
 }
 
 async fn sweep(app: &TestApp) {
-    page_import::jobs::sweep_once(&app.state).await.unwrap();
+    app.state.sweeper().sweep_once().await.unwrap();
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

@@ -252,7 +252,7 @@ async fn beyond_events_max_streams_is_503_and_an_ended_stream_frees_its_slot(poo
     events.next(SOON).await.unwrap();
     assert_eq!(events.next(SOON).await, None);
     assert!(
-        eventually(SOON, || async { app.state.events.open_streams() == 0 }).await,
+        eventually(SOON, || async { app.state.changes.open_streams() == 0 }).await,
         "the ended stream gave its slot back"
     );
     let mut again = follow(&app.http, app.url(&url), &tenant.token).await;

@@ -1,5 +1,6 @@
-//! Background tasks: the outbox relay, the sweeper and the change listener
-//! of event streams. All are safe to run in every replica (SKIP LOCKED) and
+//! Background tasks: the outbox relay, the sweeper (its rule is
+//! `service::sweeper`) and the change listener of event streams
+//! (`changes.rs`). All are safe to run in every replica (SKIP LOCKED) and
 //! stop when the token is cancelled.
 
 use std::time::{Duration, Instant};
@@ -9,16 +10,11 @@ use futures::FutureExt;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::attempts;
 use crate::db;
-use crate::db::page_import::ResumeFrom;
+use crate::service::sweeper::Sweeper;
 use crate::state::AppState;
 use crate::supervisor;
 
-/// The backend actor of the sweeper's transitions.
-pub const SWEEPER: &str = "system:sweeper";
-
-const SWEEP_BATCH: i64 = 500;
 /// How often the relay counts the whole outbox for `outbox_backlog`. The
 /// count reads every row: 35 ms of PostgreSQL CPU at 50 000 rows (a minute
 /// of SQS outage at 800 creates/s), which once a second showed up in the
@@ -49,15 +45,15 @@ pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandl
             let (state, shutdown) = (state.clone(), shutdown.clone());
             Box::new(move || {
                 state
-                    .events
+                    .changes
                     .clone()
                     .listen(state.pool.clone(), shutdown.clone())
                     .boxed()
             })
         }),
         supervise("sweeper", {
-            let (state, shutdown) = (state.clone(), shutdown.clone());
-            Box::new(move || sweeper(state.clone(), shutdown.clone()).boxed())
+            let (sweeper_, interval, shutdown) = (state.sweeper(), state.config.sweeper_interval, shutdown.clone());
+            Box::new(move || sweeper(sweeper_.clone(), interval, shutdown.clone()).boxed())
         }),
     ]
 }
@@ -108,50 +104,10 @@ async fn relay(state: AppState, shutdown: CancellationToken) {
     }
 }
 
-async fn sweeper(state: AppState, shutdown: CancellationToken) {
-    while tick(&shutdown, state.config.sweeper_interval).await {
-        if let Err(err) = sweep_once(&state).await {
+async fn sweeper(sweeper: Sweeper, interval: Duration, shutdown: CancellationToken) {
+    while tick(&shutdown, interval).await {
+        if let Err(err) = sweeper.sweep_once().await {
             tracing::warn!(error = %err, "sweeper pass failed");
         }
     }
-}
-
-/// Times out attempts (SPEC §7 "Sweeper"): with attempts left the next one
-/// starts, otherwise the import fails with "Capture timed out". Then forgets
-/// expired idempotency keys. Each batch is one transaction holding its rows'
-/// locks (`SKIP LOCKED`), so replicas never sweep the same row, and a late
-/// callback for the old attempt waits for the commit and then finds the
-/// fence moved.
-pub async fn sweep_once(state: &AppState) -> anyhow::Result<usize> {
-    let mut swept = 0;
-    loop {
-        let mut tx = state.pool.begin().await?;
-        let timed_out = db::page_import::lock_timed_out(&mut tx, state.config.capture_timeout, SWEEP_BATCH).await?;
-        let batch = timed_out.len();
-        let mut retried = 0;
-        for row in timed_out {
-            if row.attempt < state.config.capture_max_attempts {
-                let from = ResumeFrom::Processing { nonce: None };
-                if let Some(next) =
-                    attempts::start_next(&mut tx, &state.config, &row.id, row.attempt, from, SWEEPER).await?
-                {
-                    retried += 1;
-                    tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
-                }
-            } else if db::page_import::fail_timed_out(&mut tx, &row.id, row.attempt).await? {
-                tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
-                state.metrics.sweeper_failed_imports(1);
-                state.metrics.import_finished("failed");
-            }
-        }
-        tx.commit().await?;
-        state.metrics.attempts_started("sweeper", retried);
-        swept += batch;
-        if (batch as i64) < SWEEP_BATCH {
-            break;
-        }
-    }
-    let mut conn = state.pool.acquire().await?;
-    db::idempotency::delete_expired(&mut conn).await?;
-    Ok(swept)
 }

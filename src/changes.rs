@@ -1,4 +1,5 @@
-//! Change notifications for `/page-imports/{id}/events` (SPEC §6).
+//! The change listener: notifications of changed imports for the
+//! `/page-imports/{id}/events` streams (`http::events`, SPEC §6).
 //!
 //! PostgreSQL announces every change to a `page_import` row on the channel
 //! `page_import_changed` (a trigger, see the migrations), so a change
@@ -21,7 +22,7 @@ pub const CHANNEL: &str = "page_import_changed";
 const RECONNECT_EVERY: Duration = Duration::from_secs(1);
 
 /// The streams of one process: who watches which id, and how many may.
-pub struct Events {
+pub struct Changes {
     watchers: Mutex<HashMap<String, watch::Sender<u64>>>,
     slots: Arc<Semaphore>,
     /// Cancelled when the process shuts down: open streams end.
@@ -32,11 +33,11 @@ pub struct Events {
 pub struct Subscription {
     pub changes: watch::Receiver<u64>,
     id: String,
-    events: Arc<Events>,
+    feed: Arc<Changes>,
     _slot: OwnedSemaphorePermit,
 }
 
-impl Events {
+impl Changes {
     pub fn new(max_streams: usize) -> Arc<Self> {
         Arc::new(Self {
             watchers: Mutex::new(HashMap::new()),
@@ -51,14 +52,14 @@ impl Events {
         let changes = self
             .watchers
             .lock()
-            .expect("events lock")
+            .expect("watchers lock")
             .entry(id.to_owned())
             .or_insert_with(|| watch::channel(0).0)
             .subscribe();
         Some(Subscription {
             changes,
             id: id.to_owned(),
-            events: self.clone(),
+            feed: self.clone(),
             _slot: slot,
         })
     }
@@ -66,20 +67,20 @@ impl Events {
     pub fn open_streams(&self) -> usize {
         self.watchers
             .lock()
-            .expect("events lock")
+            .expect("watchers lock")
             .values()
             .map(watch::Sender::receiver_count)
             .sum()
     }
 
     fn changed(&self, id: &str) {
-        if let Some(tx) = self.watchers.lock().expect("events lock").get(id) {
+        if let Some(tx) = self.watchers.lock().expect("watchers lock").get(id) {
             tx.send_modify(|n| *n += 1);
         }
     }
 
     fn changed_all(&self) {
-        for tx in self.watchers.lock().expect("events lock").values() {
+        for tx in self.watchers.lock().expect("watchers lock").values() {
             tx.send_modify(|n| *n += 1);
         }
     }
@@ -93,7 +94,7 @@ impl Events {
             };
             // Whatever changed while nobody listened (a lost connection, a
             // restart after a panic) is re-read by every open stream.
-            if !self.watchers.lock().expect("events lock").is_empty() {
+            if !self.watchers.lock().expect("watchers lock").is_empty() {
                 tracing::info!("change listener (re)connected; streams re-read their rows");
                 self.changed_all();
             }
@@ -141,7 +142,7 @@ async fn connect(pool: &PgPool) -> PgListener {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let mut watchers = self.events.watchers.lock().expect("events lock");
+        let mut watchers = self.feed.watchers.lock().expect("watchers lock");
         // This subscription's receiver is still counted while it drops.
         if watchers.get(&self.id).is_some_and(|tx| tx.receiver_count() <= 1) {
             watchers.remove(&self.id);

@@ -1,0 +1,76 @@
+//! A user's retry of a failed import (SPEC §6): its next attempt, not
+//! limited by `CAPTURE_MAX_ATTEMPTS`.
+
+use sqlx::PgPool;
+
+use crate::auth::Actor;
+use crate::db::idempotency::{self, IdempotencyKey};
+use crate::db::page_import::{self as db, NextAttempt, PageImport};
+use crate::domain::attempt::AttemptReason;
+use crate::domain::JobStatus;
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::queue::messages::CaptureDestination;
+use crate::resource::PageImportView;
+use crate::service::next_attempt;
+
+/// What a retry uses.
+pub struct RetryDeps<'a> {
+    pub pool: &'a PgPool,
+    pub destination: &'a CaptureDestination,
+    pub metrics: &'a Metrics,
+}
+
+/// Starts the next attempt of `row`, an import the actor can see, if it is
+/// failed, with the key's response recorded in the same transaction. The
+/// row is locked before its status is checked, so of two concurrent retries
+/// exactly one starts an attempt.
+pub async fn retry(
+    deps: &RetryDeps<'_>,
+    actor: &Actor,
+    row: PageImport,
+    key: Option<IdempotencyKey>,
+) -> Result<PageImportView, ApiError> {
+    if row.status != JobStatus::Failed {
+        return Err(not_retryable(row.status));
+    }
+    let mut tx = deps.pool.begin().await?;
+    let fence = db::lock_fence(&mut tx, &row.id).await?.ok_or(ApiError::NotFound)?;
+    if fence.deleted {
+        return Err(ApiError::NotFound);
+    }
+    if fence.status != JobStatus::Failed {
+        // Retried by someone else meanwhile.
+        return Err(not_retryable(fence.status));
+    }
+    let next = NextAttempt {
+        reason: AttemptReason::Manual,
+        actor: &actor.subject,
+        ended: None,
+    };
+    next_attempt::start(&mut tx, deps.destination, &row.id, fence.attempt, next)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let current = db::find_visible(&mut tx, &row.id, &actor.subject)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let view = PageImportView::from(current);
+    if let Some(key) = &key {
+        idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
+    }
+    tx.commit().await?;
+    deps.metrics.attempts_started(AttemptReason::Manual, 1);
+    tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
+    Ok(view)
+}
+
+/// 409 `not_retryable`, naming the import's status.
+fn not_retryable(status: JobStatus) -> ApiError {
+    ApiError::conflict(
+        "not_retryable",
+        format!(
+            "The import is {}; only a failed import can be retried.",
+            status.as_str()
+        ),
+    )
+}

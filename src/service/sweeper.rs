@@ -1,0 +1,87 @@
+//! The sweeper's rule (SPEC §7 "Sweeper"): an attempt dispatched longer ago
+//! than the capture timeout has timed out. With attempts left the next one
+//! starts, otherwise the import fails with "Capture timed out". The task
+//! that runs it periodically is in `background.rs`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+use crate::db;
+use crate::db::page_import::{Finish, NextAttempt};
+use crate::domain::attempt::{AttemptOutcome, AttemptReason, SWEEPER};
+use crate::domain::JobStatus;
+use crate::metrics::Metrics;
+use crate::queue::messages::CaptureDestination;
+use crate::service::next_attempt;
+
+const SWEEP_BATCH: i64 = 500;
+const TIMED_OUT_MESSAGE: &str = "Capture timed out";
+
+/// What a sweep uses.
+#[derive(Clone)]
+pub struct Sweeper {
+    pub pool: PgPool,
+    pub destination: Arc<CaptureDestination>,
+    /// `CAPTURE_TIMEOUT_MS`.
+    pub capture_timeout: Duration,
+    /// `CAPTURE_MAX_ATTEMPTS`.
+    pub max_attempts: i32,
+    pub metrics: Metrics,
+}
+
+impl Sweeper {
+    /// Times out every overdue attempt, then forgets expired idempotency
+    /// keys. Each batch is one transaction holding its rows' locks (`SKIP
+    /// LOCKED`), so replicas never sweep the same row, and a late callback
+    /// for the old attempt waits for the commit and then finds the fence
+    /// moved. Returns how many attempts timed out.
+    pub async fn sweep_once(&self) -> anyhow::Result<usize> {
+        let mut swept = 0;
+        loop {
+            let mut tx = self.pool.begin().await?;
+            let timed_out = db::page_import::lock_timed_out(&mut tx, self.capture_timeout, SWEEP_BATCH).await?;
+            let batch = timed_out.len();
+            let mut retried = 0;
+            for row in timed_out {
+                if row.attempt < self.max_attempts {
+                    let next = NextAttempt {
+                        reason: AttemptReason::Sweeper,
+                        actor: SWEEPER,
+                        ended: Some(AttemptOutcome::TimedOut),
+                    };
+                    if let Some(next) =
+                        next_attempt::start(&mut tx, &self.destination, &row.id, row.attempt, next).await?
+                    {
+                        retried += 1;
+                        tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
+                    }
+                } else {
+                    let finish = Finish {
+                        status: JobStatus::Failed,
+                        outcome: AttemptOutcome::TimedOut,
+                        result_url: None,
+                        capture_hash: None,
+                        screenshot_url: None,
+                        error_message: Some(TIMED_OUT_MESSAGE),
+                        actor: SWEEPER,
+                    };
+                    db::page_import::finish(&mut tx, &row.id, row.attempt, &finish).await?;
+                    tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
+                    self.metrics.sweeper_failed_imports(1);
+                    self.metrics.import_finished("failed");
+                }
+            }
+            tx.commit().await?;
+            self.metrics.attempts_started(AttemptReason::Sweeper, retried);
+            swept += batch;
+            if (batch as i64) < SWEEP_BATCH {
+                break;
+            }
+        }
+        let mut conn = self.pool.acquire().await?;
+        db::idempotency::delete_expired(&mut conn).await?;
+        Ok(swept)
+    }
+}
