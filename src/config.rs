@@ -10,9 +10,8 @@ use clap::builder::BoolishValueParser;
 use clap::ArgAction;
 use secrecy::SecretString;
 
-use crate::webhook::WebhookSecrets;
 use page_import_platform::config::parse;
-pub use page_import_platform::config::{ConfigError, LogFormat};
+pub use page_import_platform::config::{ConfigError, LogFormat, SharedSettings};
 
 /// `Debug` prints every setting but the secrets, which are `secrecy` boxes.
 #[derive(Clone, Debug, clap::Parser)]
@@ -24,20 +23,14 @@ pub struct Config {
     #[arg(long, env = "LISTEN_ADDR", default_value = "127.0.0.1:8080")]
     pub listen_addr: SocketAddr,
     /// Base URL the worker calls back on; empty means `http://{LISTEN_ADDR}`.
-    #[arg(long, env = "PUBLIC_BASE_URL", default_value = "", value_parser = http_url)]
+    #[arg(long, env = "PUBLIC_BASE_URL", default_value = "", value_parser = parse::http_url)]
     pub public_base_url: String,
-    #[arg(long, env = "PAGE_IMPORT_QUEUE_URL", value_parser = http_url)]
-    pub page_import_queue_url: String,
-    #[arg(long, env = "CODE2DES_QUEUE_URL", value_parser = http_url)]
+    #[arg(long, env = "CODE2DES_QUEUE_URL", value_parser = parse::http_url)]
     pub code2des_queue_url: String,
-    #[arg(long, env = "ARTIFACT_BUCKET")]
-    pub artifact_bucket: String,
-    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
-          value_parser = BoolishValueParser::new())]
-    pub s3_force_path_style: bool,
-    /// One or more comma-separated `whsec_…` secrets; the first signs.
-    #[arg(long, env = "WEBHOOK_SECRET", value_parser = WebhookSecrets::parse)]
-    pub webhook_secrets: WebhookSecrets,
+    /// PAGE_IMPORT_QUEUE_URL, ARTIFACT_BUCKET, S3_FORCE_PATH_STYLE,
+    /// WEBHOOK_SECRET and LOG_FORMAT: declared once for both binaries.
+    #[command(flatten)]
+    pub shared: SharedSettings,
     /// JWKS of the user pool; `file://` allowed for local use.
     #[arg(long, env = "AUTH_JWKS_URL", value_parser = jwks_url)]
     pub auth_jwks_url: String,
@@ -60,8 +53,6 @@ pub struct Config {
     #[arg(long, env = "ALLOW_PRIVATE_SOURCE_URLS", default_value = "false", action = ArgAction::Set,
           value_parser = BoolishValueParser::new())]
     pub allow_private_source_urls: bool,
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
-    pub log_format: LogFormat,
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value = "16", value_parser = parse::count::<u32>)]
     pub database_max_connections: u32,
     /// Coalesced statements in flight per kind (creates, reads by id).
@@ -100,21 +91,10 @@ fn postgres_url(v: &str) -> Result<SecretString, String> {
     }
 }
 
-fn http_url(v: &str) -> Result<String, String> {
-    if v.is_empty() {
-        return Ok(String::new());
-    }
-    let url = url::Url::parse(v).map_err(|e| e.to_string())?;
-    match url.scheme() {
-        "http" | "https" => Ok(v.trim_end_matches('/').to_owned()),
-        other => Err(format!("unsupported scheme '{other}'")),
-    }
-}
-
 fn jwks_url(v: &str) -> Result<String, String> {
     match url::Url::parse(v) {
         Ok(url) if url.scheme() == "file" => Ok(v.to_owned()),
-        _ => http_url(v),
+        _ => parse::http_url(v),
     }
 }
 
@@ -199,7 +179,7 @@ mod tests {
         assert_eq!(config.capture_timeout, Duration::from_secs(900));
         assert!(config.source_url_dns_check);
         assert!(!config.allow_private_source_urls);
-        assert_eq!(config.log_format, LogFormat::Json);
+        assert_eq!(config.shared.log_format, LogFormat::Json);
         assert_eq!(config.database_coalesce_slots, 1);
         assert!(config.cors_allowed_origins.is_empty());
         assert_eq!(config.events_max_streams, 1000);

@@ -101,7 +101,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(config.log_format);
+    telemetry::init(config.shared.log_format);
     match serve(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -5,14 +5,17 @@
 //! the committed copy; a test fails when it is stale.
 
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::openapi::{Content, Ref, RefOr};
+use utoipa::{Modify, OpenApi, ToSchema};
 
+use crate::error::{Problem, PROBLEM_JSON};
 use crate::routes;
 
 /// What the document says besides its paths.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Page Import service", license(name = "Proprietary"), description = "Capture jobs for public web pages, their worker callbacks, and Code2Des jobs."),
+    components(schemas(Problem)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
@@ -28,6 +31,29 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Every error answer is RFC 9457 problem+json (`error.rs`). That is
+/// declared here, once, for every 4xx and 5xx response of every operation;
+/// a handler's annotation gives only the status and what it means.
+fn problem_responses(doc: &mut utoipa::openapi::OpenApi) {
+    let content = Content::new(Some(Ref::from_schema_name(Problem::name())));
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.delete,
+            &mut item.patch,
+        ];
+        for operation in operations.into_iter().flatten() {
+            for (status, response) in &mut operation.responses.responses {
+                if let (Some('4' | '5'), RefOr::T(response)) = (status.chars().next(), response) {
+                    response.content.insert(PROBLEM_JSON.to_owned(), content.clone());
+                }
+            }
+        }
+    }
+}
+
 /// The document as pretty JSON, exactly as committed: every declared route,
 /// `/metrics` included wherever it is served.
 pub fn document() -> String {
@@ -40,6 +66,7 @@ pub fn document() -> String {
             }
             // `merge` keeps the first document's components; the security
             // scheme the modifier added is among them.
+            problem_responses(&mut doc);
             doc.to_pretty_json().expect("the OpenAPI document serializes") + "\n"
         })
         .clone()

@@ -127,7 +127,7 @@ impl AppState {
     pub async fn new(config: Config) -> anyhow::Result<Self> {
         let options: PgConnectOptions = secrecy::ExposeSecret::expose_secret(&config.database_url).parse()?;
         let pool = pool::main_pool(options, config.database_max_connections);
-        let aws = crate::aws::clients(config.s3_force_path_style, None).await;
+        let aws = crate::aws::clients(config.shared.s3_force_path_style, None).await;
         Self::from_parts(config, pool, aws)
     }
 
@@ -136,7 +136,7 @@ impl AppState {
         let publisher = Publisher::new(
             aws.sqs,
             pool.clone(),
-            config.page_import_queue_url.clone(),
+            config.shared.page_import_queue_url.clone(),
             config.code2des_queue_url.clone(),
             config.outbox_max_backoff,
             config.outbox_lease,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::auth::Actor;
 use crate::db::attempt::{self, AttemptRow};
 use crate::domain::timestamp;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::IdPath;
 use crate::state::AppState;
 
@@ -60,9 +60,9 @@ impl From<AttemptRow> for AttemptView {
     params(("id" = String, Path, description = "The import's UUIDv7")),
     responses(
         (status = 200, body = AttemptList),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Unknown, deleted, or another tenant's", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404, description = "Unknown, deleted, or another tenant's"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]

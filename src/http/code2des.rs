@@ -11,7 +11,7 @@ use crate::service::code2des::{self, NewCode2DesJob};
 
 use crate::auth::Actor;
 use crate::db::code2des as db;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::{idempotent, ApiJson, IdPath};
 use crate::state::AppState;
 
@@ -36,14 +36,14 @@ pub struct CreateCode2Des {
         min_length = 1, max_length = 255, pattern = "^[!-~]+$")),
     responses(
         (status = 202, body = Code2DesView, headers(("Location" = String, description = "/code2des/{id}"))),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Import not visible, deleted, or not in that project", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "page_import_not_ready, or Idempotency-Key in flight", body = Problem, content_type = "application/problem+json"),
-        (status = 413, body = Problem, content_type = "application/problem+json"),
-        (status = 415, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 400),
+        (status = 401),
+        (status = 404, description = "Import not visible, deleted, or not in that project"),
+        (status = 409, description = "page_import_not_ready, or Idempotency-Key in flight"),
+        (status = 413),
+        (status = 415),
+        (status = 422),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]
@@ -75,9 +75,9 @@ pub async fn create(
     params(("id" = String, Path)),
     responses(
         (status = 200, body = Code2DesView),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]

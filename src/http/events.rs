@@ -12,7 +12,7 @@ use futures::Stream;
 
 use crate::auth::Actor;
 use crate::changes::Subscription;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::Deadline;
 use crate::http::IdPath;
 use crate::resource::{PageImportView, Tagged};
@@ -41,9 +41,9 @@ pub struct PageImportEvent {
     params(("id" = String, Path, description = "The import's id")),
     responses(
         (status = 200, description = "`text/event-stream`: `event: page_import` (`id:` = the ETag, `data:` = the resource) on start and on every change; `event: deleted` (`data: {\"id\"}`) when deleted; `: keep-alive` every 15 s; ends after a terminal status or a delete", content_type = "text/event-stream", body = PageImportEvent),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "EVENTS_MAX_STREAMS streams are open on this replica, or the database is unavailable", body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404),
+        (status = 503, description = "EVENTS_MAX_STREAMS streams are open on this replica, or the database is unavailable"),
     ),
     security(("bearer" = []))
 )]

@@ -8,7 +8,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
 
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// `{"status": "ok"}` or `{"status": "ready"}`.
@@ -26,7 +26,7 @@ pub async fn healthz() -> Json<Status> {
 /// The database answers and every background task runs; 503 when not.
 #[utoipa::path(get, path = "/readyz", tag = "operations", operation_id = "readyz", responses(
     (status = 200, body = Status),
-    (status = 503, body = Problem, content_type = "application/problem+json"),
+    (status = 503),
 ))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiError> {
     let dead = state.tasks.dead();

@@ -15,7 +15,7 @@ use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::page_import::PageImport;
 use crate::domain::JobStatus;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
 use crate::state::AppState;
 
@@ -61,14 +61,14 @@ pub struct ViewportBody {
     responses(
         (status = 202, description = "Accepted; the capture job is queued", body = PageImportView,
          headers(("Location" = String, description = "/page-imports/{id}"))),
-        (status = 400, description = "Malformed JSON, missing, unknown or mistyped field", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Missing or invalid bearer token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Project not visible to the caller", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The same Idempotency-Key is still in flight", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 16 KiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Content-Type is not application/json", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid values, or the Idempotency-Key was used with another body", body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "A dependency is unavailable", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed JSON, missing, unknown or mistyped field"),
+        (status = 401, description = "Missing or invalid bearer token"),
+        (status = 404, description = "Project not visible to the caller"),
+        (status = 409, description = "The same Idempotency-Key is still in flight"),
+        (status = 413, description = "Body over 16 KiB"),
+        (status = 415, description = "Content-Type is not application/json"),
+        (status = 422, description = "Invalid values, or the Idempotency-Key was used with another body"),
+        (status = 503, description = "A dependency is unavailable"),
     ),
     security(("bearer" = []))
 )]
@@ -109,9 +109,9 @@ pub async fn create(
     responses(
         (status = 200, body = PageImportView, headers(("ETag" = String, description = "Strong tag of this representation"))),
         (status = 304, description = "Not modified since the ETag given in If-None-Match", headers(("ETag" = String))),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Unknown, deleted, or another tenant's", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404, description = "Unknown, deleted, or another tenant's"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]
@@ -158,11 +158,11 @@ pub struct PageImportList {
     params(ListQuery),
     responses(
         (status = 200, body = PageImportList),
-        (status = 400, description = "Missing or mistyped query parameter", body = Problem, content_type = "application/problem+json"),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Project not visible to the caller", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "limit, status or cursor out of range", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Missing or mistyped query parameter"),
+        (status = 401),
+        (status = 404, description = "Project not visible to the caller"),
+        (status = 422, description = "limit, status or cursor out of range"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]
@@ -186,9 +186,9 @@ pub async fn list(
     params(("id" = String, Path)),
     responses(
         (status = 302, description = "Redirect to the artifact", headers(("Location" = String))),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such import, or no artifact yet", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404, description = "No such import, or no artifact yet"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]
@@ -207,9 +207,9 @@ pub async fn capture(
     params(("id" = String, Path)),
     responses(
         (status = 302, description = "Redirect to the artifact", headers(("Location" = String))),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such import, or no artifact yet", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404, description = "No such import, or no artifact yet"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]
@@ -252,9 +252,9 @@ async fn artifact_redirect(
     params(("id" = String, Path)),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 401),
+        (status = 404),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]

@@ -6,7 +6,7 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 
 use crate::auth::Actor;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::{idempotent, Deadline, IdPath};
 use crate::resource::PageImportView;
 use crate::service::{imports, retry as retry_service};
@@ -22,11 +22,11 @@ use crate::state::AppState;
     ),
     responses(
         (status = 202, description = "The next attempt started", body = PageImportView, headers(("Location" = String))),
-        (status = 400, description = "Malformed Idempotency-Key", body = Problem, content_type = "application/problem+json"),
-        (status = 401, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "not_retryable (processing or completed), or the Idempotency-Key is in flight", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Malformed Idempotency-Key"),
+        (status = 401),
+        (status = 404),
+        (status = 409, description = "not_retryable (processing or completed), or the Idempotency-Key is in flight"),
+        (status = 503),
     ),
     security(("bearer" = []))
 )]

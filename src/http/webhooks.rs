@@ -13,7 +13,7 @@ use axum::Json;
 use sha2::{Digest, Sha256};
 
 use crate::domain::callback::ParsedCallback;
-use crate::error::{ApiError, Problem};
+use crate::error::ApiError;
 use crate::http::{is_json_content_type, RawBody};
 use crate::service::callbacks;
 use crate::service::callbacks::CallbackAck;
@@ -31,15 +31,15 @@ use page_import_contract::callback::CallbackBody;
     ),
     responses(
         (status = 200, description = "Recorded, or an exact replay", body = CallbackAck),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "fence_mismatch or already_terminal", body = Problem, content_type = "application/problem+json"),
-        (status = 410, description = "The import was deleted; stop", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over 64 KiB", body = Problem, content_type = "application/problem+json"),
-        (status = 415, body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Invalid shape, artifact URL, or manifest", body = Problem, content_type = "application/problem+json"),
-        (status = 503, body = Problem, content_type = "application/problem+json"),
+        (status = 400),
+        (status = 401, description = "Bad, missing or stale signature"),
+        (status = 404),
+        (status = 409, description = "fence_mismatch or already_terminal"),
+        (status = 410, description = "The import was deleted; stop"),
+        (status = 413, description = "Body over 64 KiB"),
+        (status = 415),
+        (status = 422, description = "Invalid shape, artifact URL, or manifest"),
+        (status = 503),
     )
 )]
 pub async fn receive(
@@ -59,6 +59,7 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
     let now = chrono::Utc::now().timestamp();
     state
         .config
+        .shared
         .webhook_secrets
         .verify(
             header("webhook-id"),

@@ -18,7 +18,7 @@ pub struct CaptureDestination {
 impl CaptureDestination {
     pub fn new(config: &Config) -> Self {
         Self {
-            bucket: config.artifact_bucket.clone(),
+            bucket: config.shared.artifact_bucket.clone(),
             callback_url: format!("{}{}", config.public_base_url, page_import_contract::CALLBACK_PATH),
         }
     }

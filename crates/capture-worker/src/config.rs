@@ -5,27 +5,18 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::builder::BoolishValueParser;
-use clap::ArgAction;
-use page_import_contract::webhook::WebhookSecrets;
 use page_import_platform::config::parse;
-pub use page_import_platform::config::{ConfigError, LogFormat};
+pub use page_import_platform::config::{ConfigError, SharedSettings};
 
 pub const DEFAULT_CHROMIUM: &str = "/usr/lib/chromium/chromium";
 
 #[derive(Clone, Debug, clap::Parser)]
 #[command(name = "capture-worker")]
 pub struct Config {
-    #[arg(long, env = "PAGE_IMPORT_QUEUE_URL")]
-    pub page_import_queue_url: String,
-    #[arg(long, env = "ARTIFACT_BUCKET")]
-    pub artifact_bucket: String,
-    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
-          value_parser = BoolishValueParser::new())]
-    pub s3_force_path_style: bool,
-    /// One or more comma-separated `whsec_…` secrets; the first signs.
-    #[arg(long, env = "WEBHOOK_SECRET", value_parser = WebhookSecrets::parse)]
-    pub webhook_secrets: WebhookSecrets,
+    /// PAGE_IMPORT_QUEUE_URL, ARTIFACT_BUCKET, S3_FORCE_PATH_STYLE,
+    /// WEBHOOK_SECRET and LOG_FORMAT: declared once for both binaries.
+    #[command(flatten)]
+    pub shared: SharedSettings,
     #[arg(long, env = "CHROMIUM_PATH", default_value = DEFAULT_CHROMIUM)]
     pub chromium_path: PathBuf,
     /// The unprivileged user a worker running as root starts Chromium as.
@@ -53,8 +44,6 @@ pub struct Config {
     /// not public.
     #[arg(long, env = "EGRESS_ALLOW", default_value = "", value_parser = parse::socket_addrs)]
     pub egress_allow: ::std::vec::Vec<SocketAddr>,
-    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
-    pub log_format: LogFormat,
 }
 
 /// The user Chromium runs as when the worker is root (SPEC §10 Isolation):
@@ -156,5 +145,28 @@ mod tests {
             .unwrap()
             .egress_allow;
         assert_eq!(allowed.len(), 2);
+    }
+
+    /// The settings shared with the service are validated as the service
+    /// validates them (`page_import_platform::config::SharedSettings`).
+    #[test]
+    fn the_settings_shared_with_the_service_are_validated_alike() {
+        assert_eq!(
+            config(&[("PAGE_IMPORT_QUEUE_URL", "ftp://127.0.0.1/123/q")])
+                .err()
+                .unwrap(),
+            "configuration error: PAGE_IMPORT_QUEUE_URL is malformed: unsupported scheme 'ftp'"
+        );
+        assert!(config(&[("WEBHOOK_SECRET", "not-a-secret")])
+            .err()
+            .unwrap()
+            .starts_with("configuration error: WEBHOOK_SECRET is malformed"));
+        let c = config(&[
+            ("PAGE_IMPORT_QUEUE_URL", "http://127.0.0.1:5000/123/q/"),
+            ("S3_FORCE_PATH_STYLE", "yes"),
+        ])
+        .unwrap();
+        assert_eq!(c.shared.page_import_queue_url, "http://127.0.0.1:5000/123/q");
+        assert!(c.shared.s3_force_path_style);
     }
 }

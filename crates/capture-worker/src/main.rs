@@ -42,7 +42,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    page_import_platform::telemetry::init(config.log_format);
+    page_import_platform::telemetry::init(config.shared.log_format);
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     match runtime.block_on(run(config)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -72,7 +72,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     // Traffic outside a capture's own context (Chromium's background
     // requests) meets the same rules here.
     let guard = EgressProxy::start(policy.clone(), u64::MAX).await?;
-    let aws = page_import_platform::aws::clients(config.s3_force_path_style, None).await;
+    let aws = page_import_platform::aws::clients(config.shared.s3_force_path_style, None).await;
     let browsers = BrowserSlot::new(config.chromium_path.clone(), guard.url(), config.chromium_user.clone());
     // Warm, so the first capture does not pay for the launch; and a worker
     // that cannot start a sandboxed browser stops here (it never falls back
@@ -91,12 +91,12 @@ async fn run(config: Config) -> anyhow::Result<()> {
             max_height_px: config.max_height_px,
             max_bytes: config.max_bytes,
         },
-        callbacks: CallbackClient::new(config.webhook_secrets.primary().clone(), CALLBACK_BUDGET),
+        callbacks: CallbackClient::new(config.shared.webhook_secrets.primary().clone(), CALLBACK_BUDGET),
     });
     let queue = Arc::new(queue::Queue {
         sqs: aws.sqs,
-        url: config.page_import_queue_url.clone(),
-        bucket: config.artifact_bucket.clone(),
+        url: config.shared.page_import_queue_url.clone(),
+        bucket: config.shared.artifact_bucket.clone(),
     });
 
     let shutdown = CancellationToken::new();

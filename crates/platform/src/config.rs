@@ -9,12 +9,34 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use clap::builder::BoolishValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::ArgAction;
+use page_import_contract::webhook::WebhookSecrets;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
     Json,
     Pretty,
+}
+
+/// The settings the service and its capture worker share (SPEC §2, §10),
+/// declared once: both binaries `#[command(flatten)]` this into their
+/// `Config`, so they read and validate each variable alike.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SharedSettings {
+    #[arg(long, env = "PAGE_IMPORT_QUEUE_URL", value_parser = parse::http_url)]
+    pub page_import_queue_url: String,
+    #[arg(long, env = "ARTIFACT_BUCKET")]
+    pub artifact_bucket: String,
+    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
+    pub s3_force_path_style: bool,
+    /// One or more comma-separated `whsec_…` secrets; the first signs.
+    #[arg(long, env = "WEBHOOK_SECRET", value_parser = WebhookSecrets::parse)]
+    pub webhook_secrets: WebhookSecrets,
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "json")]
+    pub log_format: LogFormat,
 }
 
 /// One line naming the variable and what is wrong with it. It never holds the
@@ -132,6 +154,19 @@ pub mod parse {
         match v.parse::<u64>() {
             Ok(n) if n > 0 => Ok(n),
             _ => Err(()),
+        }
+    }
+
+    /// An `http` or `https` URL, without a trailing `/`; an empty default
+    /// stays empty.
+    pub fn http_url(v: &str) -> Result<String, String> {
+        if v.is_empty() {
+            return Ok(String::new());
+        }
+        let url = url::Url::parse(v).map_err(|e| e.to_string())?;
+        match url.scheme() {
+            "http" | "https" => Ok(v.trim_end_matches('/').to_owned()),
+            other => Err(format!("unsupported scheme '{other}'")),
         }
     }
 
