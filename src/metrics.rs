@@ -117,7 +117,7 @@ impl Metrics {
     }
 
     /// Attempts started after the first, by reason: `sweeper`, `retryable`, `manual`.
-    pub fn attempts_started(&self, reason: crate::domain::attempt::AttemptReason, n: u64) {
+    pub fn attempts_started(&self, reason: crate::domain::lifecycle::AttemptReason, n: u64) {
         metrics::counter!("page_import_attempts_started_total", "reason" => reason.as_str()).increment(n);
     }
 

@@ -1,6 +1,6 @@
 //! Plain async functions over `&mut PgConnection`, one module per table.
 
-pub mod attempt;
+pub mod attempt_history;
 pub mod coalesce;
 pub mod code2des;
 pub mod idempotency;

@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
-use crate::domain::attempt::{AttemptOutcome, AttemptReason};
 use crate::domain::cursor::KeysetPosition;
+use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
 use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl, Viewport};
 
 /// A row as users may see it: everything but the nonce.

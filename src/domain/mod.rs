@@ -1,9 +1,9 @@
 //! Newtypes that parse: a value of one of these types has passed its rules.
 
-pub mod attempt;
 pub mod callback;
 pub mod cursor;
 mod field_error;
+pub mod lifecycle;
 pub mod new_import;
 
 /// The public-address and host rules live in the contract crate: the worker

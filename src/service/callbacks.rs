@@ -10,8 +10,8 @@ use subtle::ConstantTimeEq;
 
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
 use crate::db::page_import::{self as db, Fence, Finish, NextAttempt};
-use crate::domain::attempt::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
 use crate::domain::callback::{Callback, ParsedCallback};
+use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
 use crate::domain::{FieldError, JobStatus};
 use crate::error::ApiError;
 use crate::metrics::Metrics;

@@ -6,7 +6,7 @@ use sqlx::PgPool;
 use crate::auth::Actor;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::page_import::{self as db, NextAttempt, PageImport};
-use crate::domain::attempt::AttemptReason;
+use crate::domain::lifecycle::AttemptReason;
 use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::metrics::Metrics;

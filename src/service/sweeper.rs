@@ -10,7 +10,7 @@ use sqlx::PgPool;
 
 use crate::db;
 use crate::db::page_import::{Finish, NextAttempt};
-use crate::domain::attempt::{AttemptOutcome, AttemptReason, SWEEPER};
+use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;

@@ -1,5 +1,6 @@
-//! `page_import_attempt`: one row per attempt, written by triggers from the
-//! import's own transitions (migration `…_page_import_attempt.sql`).
+//! `page_import_attempt`: one row per attempt, the history support staff
+//! read. Written by the transition statements of `db::page_import`, with
+//! the reason and outcome their callers pass (`domain::lifecycle`).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;

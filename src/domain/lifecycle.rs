@@ -1,4 +1,4 @@
-//! The vocabulary of an import's attempts (SPEC §7 "Attempts"): who moves an
+//! The vocabulary of an import's lifecycle (SPEC §7 "Attempts"): who moves an
 //! import besides its users, why an attempt started and how it ended. The
 //! code that makes a transition passes these values; the history records
 //! them as passed.
