@@ -2,6 +2,9 @@
 //! owns its reason code (`failure.json`'s `reason`, the metrics label), its
 //! message (safe to show the user) and whether another attempt might
 //! succeed. Call sites say what happened; they never decide `retryable`.
+//! The one `retryable` not decided here is a stored one: a callback repeated
+//! from an earlier delivery's `failure.json` carries that record's, as it
+//! was written (`job.rs`), even by an older worker.
 
 use page_import_contract::capture::BlockedRequest;
 

@@ -342,8 +342,9 @@ pub struct Answers {
 }
 
 /// A page in its own browser context. [`Page::close`] disposes of the
-/// context; a page that is dropped without it leaves the context to the
-/// browser's own `disposeOnDetach`.
+/// context. There is no `Drop`: a page dropped without `close` leaves its
+/// context open until the worker's connection to that browser ends, when
+/// the browser disposes of it (`disposeOnDetach`).
 pub struct Page {
     cdp: Connection,
     context_id: String,
