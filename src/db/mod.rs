@@ -13,7 +13,7 @@ pub mod pool;
 /// batch cost 1.6× the reads' throughput at 8 connections and half the
 /// creates', so those plans are made once per connection, with the
 /// statistics of then: a plan made while `page_import` or `project` was
-/// nearly empty kept scanning it whole as it grew (26 ms per read at 100 000
+/// nearly empty kept scanning it whole as it grew (29 ms per read at 100 000
 /// rows). So those statements leave the planner no choice that depends on
 /// statistics: each row is looked up by its primary key in a lateral
 /// subquery parameterized by the request (`offset 0` keeps it from being

@@ -3,8 +3,9 @@
 //! Here: signature (401) → `Content-Type` (415) → body shape (400/422,
 //! `domain::callback`). Then `service::callbacks`: row exists (404) → not
 //! deleted (410) → attempt and nonce (409) → artifact URLs (422) → manifest
-//! and screenshot in S3 (422) → one conditional UPDATE; when that changes
-//! nothing, a re-read tells a replay (200) from a conflict (409/410).
+//! and screenshot in S3 (422) → the row locked and the same fence rule
+//! checked again (`service::callbacks::judge`) → one UPDATE; a row that moved
+//! meanwhile tells a replay (200) from a conflict (409/410).
 
 use axum::body::Bytes;
 use axum::extract::State;
