@@ -278,7 +278,7 @@ impl Authenticator {
     }
 }
 
-/// Any state that can hand out the authenticator (the app's: `app.rs`).
+/// Any state that can hand out the authenticator (the app's: `state.rs`).
 impl<S> FromRequestParts<S> for Actor
 where
     S: Send + Sync,

@@ -101,7 +101,7 @@ pub async fn record_accepted(
     location: &str,
     body: &impl serde::Serialize,
 ) -> sqlx::Result<()> {
-    let body = serde_json::to_value(body).expect("a resource serializes");
+    let body = serde_json::to_value(body).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query!(
         r#"
         update idempotency_key

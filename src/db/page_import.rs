@@ -397,22 +397,27 @@ pub struct Finish<'a> {
 
 /// Ends attempt `attempt` of the import in a terminal status, and its
 /// history row with the outcome passed, in one statement. The caller holds
-/// the row's lock ([`lock_fence`], [`lock_timed_out`]) and has checked that
-/// the transition is allowed: the rule lives with the caller, once.
-pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Finish<'_>) -> sqlx::Result<()> {
-    sqlx::query!(
+/// the row's lock ([`lock_fence`], [`lock_timed_out`]) and has decided the
+/// transition is allowed (`service::callbacks::judge`, the sweeper's
+/// timeout). The statement still refuses a row that is not live and
+/// processing at `attempt`, a guard against a caller that forgot: `false`
+/// then, and nothing is written.
+pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Finish<'_>) -> sqlx::Result<bool> {
+    let finished = sqlx::query_scalar!(
         r#"
         with done as (
             update page_import
             set status = $3, result_url = $4, capture_hash = $5, screenshot_url = $6, error_message = $7,
                 updated_at = now(), updated_by = $8
-            where id = $1 and attempt = $2
+            where id = $1 and attempt = $2 and status = '0' and deleted_at is null
             returning id
+        ), history as (
+            update page_import_attempt a
+            set finished_at = now(), outcome = $9, error_message = $7
+            from done d
+            where a.page_import_id = d.id and a.attempt = $2
         )
-        update page_import_attempt a
-        set finished_at = now(), outcome = $9, error_message = $7
-        from done d
-        where a.page_import_id = d.id and a.attempt = $2
+        select count(*) as "finished!" from done
         "#,
         id,
         attempt,
@@ -424,14 +429,17 @@ pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Fi
         finish.actor,
         finish.outcome.as_str(),
     )
-    .execute(conn)
+    .fetch_one(conn)
     .await?;
-    Ok(())
+    Ok(finished == 1)
 }
 
 /// Why the next attempt starts, who starts it, and how the current one
 /// ended (`None` when it had already ended: a manual retry of a failed import).
 pub struct NextAttempt<'a> {
+    /// The status the row must be in: processing (a timeout, a retryable
+    /// failure) or failed (a manual retry).
+    pub from: JobStatus,
     pub reason: AttemptReason,
     pub actor: &'a str,
     pub ended: Option<AttemptOutcome>,
@@ -439,9 +447,11 @@ pub struct NextAttempt<'a> {
 
 /// Starts attempt `attempt + 1` with a fresh nonce and its outbox message,
 /// ends the current attempt's history row and starts the next one's, in one
-/// statement. The caller holds the row's lock and has checked the row may
-/// move on. Returns the outbox id of the new attempt's message, or `None`
-/// when the row is not at `attempt`.
+/// statement. The caller holds the row's lock and has decided the row may
+/// move on; the statement still refuses a row that is deleted, or not at
+/// `attempt` in the status `next.from`, a guard against a caller that
+/// forgot. Returns the outbox id of the new attempt's message, or `None`
+/// when it refused.
 pub async fn start_next_attempt(
     conn: &mut PgConnection,
     id: &str,
@@ -456,7 +466,7 @@ pub async fn start_next_attempt(
             update page_import
             set attempt = attempt + 1, nonce = $3, status = '0', result_url = null, capture_hash = null,
                 screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
-            where id = $1 and attempt = $2
+            where id = $1 and attempt = $2 and status = $9 and deleted_at is null
             returning id, project_id, attempt
         ), ended as (
             update page_import_attempt a
@@ -480,6 +490,7 @@ pub async fn start_next_attempt(
         next.reason.as_str(),
         message_body,
         deduplication_id(id, attempt + 1),
+        next.from as JobStatus,
     )
     .fetch_optional(conn)
     .await
@@ -573,8 +584,9 @@ pub async fn find_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Optio
     query_fence!("", id).fetch_optional(conn).await
 }
 
-/// The row's fence, locked for the caller's transaction: what a transition
-/// checks before it writes, so nothing moves the row in between.
+/// The row's fence, locked for the caller's transaction (the lock an
+/// `UPDATE` of the row takes): what a transition checks before it writes,
+/// so nothing moves the row in between.
 pub async fn lock_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<Fence>> {
-    query_fence!("for update", id).fetch_optional(conn).await
+    query_fence!("for no key update", id).fetch_optional(conn).await
 }

@@ -4,7 +4,7 @@ use super::FieldError;
 use super::{ReadySelector, SourceUrl, SourceUrlPolicy, Viewport};
 
 /// A create whose every field passed its rules (the DNS check, which needs
-/// the network, is the service's: `service::imports::create`).
+/// the network, is the service's: `service::create`).
 pub struct NewImport {
     pub organization_id: i64,
     pub project_id: i64,

@@ -212,6 +212,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
         return answer;
     }
     let next = NextAttempt {
+        from: JobStatus::Processing,
         reason: AttemptReason::Retryable,
         actor: CAPTURE_WORKER,
         ended: Some(AttemptOutcome::RetryableFailure),

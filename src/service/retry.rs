@@ -44,6 +44,7 @@ pub async fn retry(
         return Err(not_retryable(fence.status));
     }
     let next = NextAttempt {
+        from: JobStatus::Failed,
         reason: AttemptReason::Manual,
         actor: &actor.subject,
         ended: None,

@@ -43,10 +43,12 @@ impl Sweeper {
             let mut tx = self.pool.begin().await?;
             let timed_out = db::page_import::lock_timed_out(&mut tx, self.capture_timeout, SWEEP_BATCH).await?;
             let batch = timed_out.len();
+            let ids: Vec<String> = timed_out.iter().map(|row| row.id.clone()).collect();
             let mut retried = 0;
             for row in timed_out {
                 if row.attempt < self.max_attempts {
                     let next = NextAttempt {
+                        from: JobStatus::Processing,
                         reason: AttemptReason::Sweeper,
                         actor: SWEEPER,
                         ended: Some(AttemptOutcome::TimedOut),
@@ -67,7 +69,9 @@ impl Sweeper {
                         error_message: Some(TIMED_OUT_MESSAGE),
                         actor: SWEEPER,
                     };
-                    db::page_import::finish(&mut tx, &row.id, row.attempt, &finish).await?;
+                    if !db::page_import::finish(&mut tx, &row.id, row.attempt, &finish).await? {
+                        continue;
+                    }
                     tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
                     self.metrics.sweeper_failed_imports(1);
                     self.metrics.import_finished("failed");
