@@ -1,6 +1,6 @@
 //! Background tasks: the outbox relay, the sweeper (its rule is
-//! `service::sweeper`) and the change listener of event streams
-//! (`changes.rs`). All are safe to run in every replica (SKIP LOCKED) and
+//! `service::sweeper`), and the change notifier and listener of event
+//! streams (`changes.rs`). All are safe to run in every replica (SKIP LOCKED) and
 //! stop when the token is cancelled.
 
 use std::time::{Duration, Instant};
@@ -44,12 +44,17 @@ pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandl
         supervise("events_listener", {
             let (state, shutdown) = (state.clone(), shutdown.clone());
             Box::new(move || {
+                let reread = state.config.events_reread_interval;
                 state
                     .changes
                     .clone()
-                    .listen(state.pool.clone(), shutdown.clone())
+                    .listen(state.pool.clone(), reread, shutdown.clone())
                     .boxed()
             })
+        }),
+        supervise("notifier", {
+            let (notifier, pool, shutdown) = (state.notifier.clone(), state.pool.clone(), shutdown.clone());
+            Box::new(move || notifier.clone().run(pool.clone(), shutdown.clone()).boxed())
         }),
         supervise("sweeper", {
             let (sweeper_, interval, shutdown) = (state.sweeper(), state.config.sweeper_interval, shutdown.clone());

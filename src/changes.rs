@@ -1,13 +1,24 @@
-//! The change listener: notifications of changed imports for the
-//! `/page-imports/{id}/events` streams (`http::events`, SPEC §6).
+//! Change notifications for the `/page-imports/{id}/events` streams
+//! (`http::events`, SPEC §6): the notifier that announces them and the
+//! listener that hears them.
 //!
-//! PostgreSQL announces every change to a `page_import` row on the channel
-//! `page_import_changed` (a trigger, see the migrations), so a change
-//! committed by any replica reaches every replica. Each process keeps one
-//! listening connection and fans the notifications out in memory to the
-//! streams watching that id. After the listening connection was lost, it
-//! reconnects and tells every stream to re-read its row, because
-//! notifications sent meanwhile are gone.
+//! The code that changes an import hands its id to the process's one
+//! [`Notifier`] after the commit. The notifier sends the ids, many in one
+//! `NOTIFY` on the channel `page_import_changed`, in a transaction of its
+//! own: no transaction that writes `page_import` takes PostgreSQL's
+//! instance-wide notify lock (held through its commit's WAL flush, it
+//! serialized every writer: bench N). Each process keeps one listening
+//! connection and fans the notifications out in memory to the streams
+//! watching those ids, so a change committed by any replica reaches every
+//! replica.
+//!
+//! A notification can be lost: a process that dies between its commit and
+//! the send, a `NOTIFY` that fails, a change made by hand in SQL. So every
+//! stream also re-reads its row every `EVENTS_REREAD_INTERVAL_MS` (10 s),
+//! and after the listening connection was lost the listener reconnects and
+//! tells every stream to re-read at once. A stream sends an event only when
+//! its row's representation changed, so a re-read that finds nothing new
+//! sends nothing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,11 +26,16 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::PgPool;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub const CHANNEL: &str = "page_import_changed";
 const RECONNECT_EVERY: Duration = Duration::from_secs(1);
+/// PostgreSQL refuses a `NOTIFY` payload of 8 000 bytes or more.
+const MAX_PAYLOAD: usize = 7_999;
+/// Under load, at most one `NOTIFY` per this period; when idle, at once.
+const NOTIFY_GAP: Duration = Duration::from_millis(2);
 
 /// The streams of one process: who watches which id, and how many may.
 pub struct Changes {
@@ -85,8 +101,10 @@ impl Changes {
         }
     }
 
-    /// The process's one listening connection, until `shutdown`.
-    pub async fn listen(self: Arc<Self>, pool: PgPool, shutdown: CancellationToken) {
+    /// The process's one listening connection, until `shutdown`; every
+    /// `reread` it also tells every stream to re-read its row, for the
+    /// notifications that were lost.
+    pub async fn listen(self: Arc<Self>, pool: PgPool, reread: Duration, shutdown: CancellationToken) {
         loop {
             let mut listener = tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -98,13 +116,19 @@ impl Changes {
                 tracing::info!("change listener (re)connected; streams re-read their rows");
                 self.changed_all();
             }
+            let mut next_reread = Instant::now() + reread;
             loop {
                 let received = tokio::select! {
                     () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep_until(next_reread) => {
+                        next_reread = Instant::now() + reread;
+                        self.changed_all();
+                        continue;
+                    }
                     received = listener.try_recv() => received,
                 };
                 match received {
-                    Ok(Some(notification)) => self.changed(notification.payload()),
+                    Ok(Some(notification)) => notification.payload().split(',').for_each(|id| self.changed(id)),
                     Ok(None) | Err(_) => {
                         tracing::warn!("change listener lost its connection");
                         break;
@@ -140,6 +164,82 @@ async fn connect(pool: &PgPool) -> PgListener {
     }
 }
 
+/// Announces the imports this process changed, after their commit: the
+/// writers call [`Notifier::changed`], which never waits, and
+/// [`Notifier::run`] sends the ids. One `NOTIFY` is in flight at a time;
+/// the ids that arrive meanwhile go in the next, as many as fit its payload.
+#[derive(Clone, Default)]
+pub struct Notifier(Arc<Pending>);
+
+#[derive(Default)]
+struct Pending {
+    ids: Mutex<Vec<String>>,
+    wake: Notify,
+}
+
+impl Notifier {
+    /// Announces that import `id` changed. Call it after the change committed.
+    pub fn changed(&self, id: &str) {
+        self.0.ids.lock().expect("notifier lock").push(id.to_owned());
+        self.0.wake.notify_one();
+    }
+
+    /// Sends what [`Notifier::changed`] was given, until `shutdown`. A send
+    /// that fails is logged and dropped: the streams' periodic re-read
+    /// covers it.
+    pub async fn run(self, pool: PgPool, shutdown: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = self.0.wake.notified() => {}
+            }
+            loop {
+                let started = Instant::now();
+                let mut ids = std::mem::take(&mut *self.0.ids.lock().expect("notifier lock"));
+                if ids.is_empty() {
+                    break;
+                }
+                ids.sort_unstable();
+                ids.dedup();
+                for payload in payloads(&ids) {
+                    if let Err(err) = notify(&pool, &payload).await {
+                        tracing::warn!(error = %err, "change notification not sent; streams re-read on their timer");
+                    }
+                }
+                tokio::time::sleep_until(started + NOTIFY_GAP).await;
+            }
+        }
+    }
+}
+
+/// The ids as `NOTIFY` payloads: comma-separated (an id never holds a
+/// comma: `domain::is_resource_id`), each payload under PostgreSQL's limit.
+pub fn payloads(ids: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for id in ids {
+        match out.last_mut() {
+            Some(last) if last.len() + 1 + id.len() <= MAX_PAYLOAD => {
+                last.push(',');
+                last.push_str(id);
+            }
+            _ => out.push(id.clone()),
+        }
+    }
+    out
+}
+
+/// One `NOTIFY` in a transaction of its own, committed without waiting for
+/// its WAL flush: a notification is a hint (a lost one is covered by the
+/// streams' re-read), and the notify lock is held until the commit returns.
+async fn notify(pool: &PgPool, payload: &str) -> sqlx::Result<()> {
+    sqlx::query("select set_config('synchronous_commit', 'off', true), pg_notify($1, $2)")
+        .bind(CHANNEL)
+        .bind(payload)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
 impl Drop for Subscription {
     fn drop(&mut self) {
         let mut watchers = self.feed.watchers.lock().expect("watchers lock");
@@ -147,5 +247,22 @@ impl Drop for Subscription {
         if watchers.get(&self.id).is_some_and(|tx| tx.receiver_count() <= 1) {
             watchers.remove(&self.id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_carry_every_id_once_each_under_the_limit() {
+        let ids: Vec<String> = (0..1_000).map(|n| format!("0193ffff-0000-7000-8000-{n:012}")).collect();
+        let sent = payloads(&ids);
+        assert!(sent.len() > 1, "36 000 bytes of ids need several payloads");
+        assert!(sent.iter().all(|p| p.len() <= MAX_PAYLOAD));
+        let back: Vec<&str> = sent.iter().flat_map(|p| p.split(',')).collect();
+        assert_eq!(back, ids.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(payloads(&ids[..3]).len(), 1);
+        assert!(payloads(&[]).is_empty());
     }
 }

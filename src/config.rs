@@ -77,6 +77,10 @@ pub struct Config {
     /// Open `/events` streams per process before 503.
     #[arg(long, env = "EVENTS_MAX_STREAMS", default_value = "1000", value_parser = parse::count::<usize>)]
     pub events_max_streams: usize,
+    /// How often every open stream re-reads its row, for change
+    /// notifications that were lost: the bound on a stream's staleness.
+    #[arg(long, env = "EVENTS_REREAD_INTERVAL_MS", default_value = "10000", value_parser = parse::millis)]
+    pub events_reread_interval: Duration,
     /// When set, `/metrics` is served only on this second listener.
     #[arg(long, env = "METRICS_ADDR")]
     pub metrics_addr: Option<SocketAddr>,
@@ -183,6 +187,7 @@ mod tests {
         assert_eq!(config.database_coalesce_slots, 1);
         assert!(config.cors_allowed_origins.is_empty());
         assert_eq!(config.events_max_streams, 1000);
+        assert_eq!(config.events_reread_interval, Duration::from_secs(10));
         assert_eq!(config.capture_max_attempts, 3);
         assert_eq!(config.metrics_addr, None);
     }

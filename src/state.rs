@@ -8,7 +8,7 @@ use sqlx::PgPool;
 
 use crate::auth::Authenticator;
 use crate::aws::AwsClients;
-use crate::changes::Changes;
+use crate::changes::{Changes, Notifier};
 use crate::config::Config;
 use crate::db::{coalesce, pool};
 use crate::dns::DnsChecker;
@@ -52,6 +52,8 @@ pub struct Shared {
     pub creates: coalesce::Creates,
     /// Open `/events` streams and the change notifications they wait for.
     pub changes: Arc<Changes>,
+    /// Announces changed imports after their commit (`changes.rs`).
+    pub notifier: Notifier,
     /// Which supervised background tasks are running (`/readyz`).
     pub tasks: Arc<crate::supervisor::Tasks>,
 }
@@ -87,6 +89,7 @@ impl Shared {
     pub fn retry_deps(&self) -> RetryDeps<'_> {
         RetryDeps {
             pool: &self.pool,
+            notifier: &self.notifier,
             destination: &self.destination,
             metrics: &self.metrics,
         }
@@ -95,6 +98,7 @@ impl Shared {
     pub fn callback_deps(&self) -> CallbackDeps<'_> {
         CallbackDeps {
             pool: &self.pool,
+            notifier: &self.notifier,
             s3: &self.s3,
             destination: &self.destination,
             max_attempts: self.config.capture_max_attempts,
@@ -113,6 +117,7 @@ impl Shared {
     pub fn sweeper(&self) -> Sweeper {
         Sweeper {
             pool: self.pool.clone(),
+            notifier: self.notifier.clone(),
             destination: self.destination.clone(),
             capture_timeout: self.config.capture_timeout,
             max_attempts: self.config.capture_max_attempts,
@@ -175,6 +180,7 @@ impl AppState {
         let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             changes,
+            notifier: Notifier::default(),
             tasks: Arc::default(),
             reads,
             creates,

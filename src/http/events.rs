@@ -122,21 +122,14 @@ fn stream(
                     }
                 }
             }
-            match f
-                .state
-                .reads
-                .call(
-                    (f.id.clone(), f.actor.subject.clone()),
-                    std::time::Instant::now() + f.state.config.request_timeout,
-                )
-                .await
-            {
-                Ok(None) => {
+            let answer_by = std::time::Instant::now() + f.state.config.request_timeout;
+            match imports::visible(&f.state.reads, &f.actor, &f.id, answer_by).await {
+                Err(ApiError::NotFound) => {
                     f.done = true;
                     let data = serde_json::json!({ "id": f.id }).to_string();
                     return Some((Ok(Event::default().event("deleted").data(data)), f));
                 }
-                Ok(Some(row)) => {
+                Ok(row) => {
                     reread = false;
                     let tagged = Tagged::of(&PageImportView::from(row));
                     if tagged.tag == f.last_tag {

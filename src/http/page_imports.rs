@@ -259,6 +259,6 @@ async fn artifact_redirect(
     security(("bearer" = []))
 )]
 pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
-    imports::delete(&state.pool, &actor, &id).await?;
+    imports::delete(&state.pool, &state.notifier, &actor, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

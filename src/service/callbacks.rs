@@ -9,6 +9,7 @@ use sqlx::{PgConnection, PgPool};
 use subtle::ConstantTimeEq;
 
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
+use crate::changes::Notifier;
 use crate::db::page_import::{self as db, Fence, Finish, NextAttempt};
 use crate::domain::callback::{Callback, ParsedCallback};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
@@ -22,6 +23,7 @@ use page_import_contract::manifest::CaptureHash;
 /// What receiving a callback uses.
 pub struct CallbackDeps<'a> {
     pub pool: &'a PgPool,
+    pub notifier: &'a Notifier,
     pub s3: &'a aws_sdk_s3::Client,
     /// The artifact bucket callbacks must name, and where the next attempt's
     /// message sends its results.
@@ -175,8 +177,11 @@ pub async fn receive(
             actor: CAPTURE_WORKER,
         },
     };
-    db::finish(&mut tx, &id, attempt, &finish).await?;
+    if !db::finish(&mut tx, &id, attempt, &finish).await? {
+        return Err(anyhow::anyhow!("the row moved under its lock").into());
+    }
     tx.commit().await?;
+    deps.notifier.changed(&id);
     deps.metrics.import_finished(callback.status().as_str());
     tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
     Ok(CallbackAck {
@@ -230,6 +235,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
     )
     .await?;
     tx.commit().await?;
+    deps.notifier.changed(id);
     deps.metrics.attempts_started(AttemptReason::Retryable, 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {

@@ -7,6 +7,7 @@ use std::time::Instant;
 use sqlx::PgPool;
 
 use crate::auth::Actor;
+use crate::changes::Notifier;
 use crate::db::coalesce::Reads;
 use crate::db::page_import::{self as db, PageImport};
 use crate::domain::cursor::{self, KeysetPosition, ListPage};
@@ -53,11 +54,12 @@ pub async fn list(
 
 /// Soft-deletes the import; 404 when the actor sees no such import. Later
 /// callbacks for it answer 410.
-pub async fn delete(pool: &PgPool, actor: &Actor, id: &str) -> Result<(), ApiError> {
+pub async fn delete(pool: &PgPool, notifier: &Notifier, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let mut conn = pool.acquire().await?;
     if !db::soft_delete(&mut conn, id, &actor.subject).await? {
         return Err(ApiError::NotFound);
     }
+    notifier.changed(id);
     tracing::info!(page_import_id = %id, "page import deleted");
     Ok(())
 }

@@ -4,6 +4,7 @@
 use sqlx::PgPool;
 
 use crate::auth::Actor;
+use crate::changes::Notifier;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::page_import::{self as db, NextAttempt, PageImport};
 use crate::domain::lifecycle::AttemptReason;
@@ -17,6 +18,7 @@ use crate::service::next_attempt;
 /// What a retry uses.
 pub struct RetryDeps<'a> {
     pub pool: &'a PgPool,
+    pub notifier: &'a Notifier,
     pub destination: &'a CaptureDestination,
     pub metrics: &'a Metrics,
 }
@@ -60,6 +62,7 @@ pub async fn retry(
         idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
     }
     tx.commit().await?;
+    deps.notifier.changed(&view.id);
     deps.metrics.attempts_started(AttemptReason::Manual, 1);
     tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
     Ok(view)

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use sqlx::PgPool;
 
+use crate::changes::Notifier;
 use crate::db;
 use crate::db::page_import::{Finish, NextAttempt};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
@@ -23,8 +24,9 @@ const TIMED_OUT_MESSAGE: &str = "Capture timed out";
 #[derive(Clone)]
 pub struct Sweeper {
     pub pool: PgPool,
+    pub notifier: Notifier,
     pub destination: Arc<CaptureDestination>,
-    /// `CAPTURE_TIMEOUT_MS`.
+    /// `CAPTURE_TIMEOUT_SECS`.
     pub capture_timeout: Duration,
     /// `CAPTURE_MAX_ATTEMPTS`.
     pub max_attempts: i32,
@@ -78,6 +80,7 @@ impl Sweeper {
                 }
             }
             tx.commit().await?;
+            ids.iter().for_each(|id| self.notifier.changed(id));
             self.metrics.attempts_started(AttemptReason::Sweeper, retried);
             swept += batch;
             if (batch as i64) < SWEEP_BATCH {

@@ -84,6 +84,11 @@ async fn follow(app_http: &reqwest::Client, url: String, token: &str) -> EventRe
 }
 
 const SOON: Duration = Duration::from_secs(5);
+/// Streams re-read their rows only when notified (and on a reconnect): the
+/// periodic re-read waits an hour.
+fn no_reread() -> (&'static str, String) {
+    ("EVENTS_REREAD_INTERVAL_MS", "3600000".to_owned())
+}
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn get_answers_a_strong_etag_and_304_while_it_is_current(pool: PgPool) {
@@ -262,7 +267,9 @@ async fn beyond_events_max_streams_is_503_and_an_ended_stream_frees_its_slot(poo
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_change_committed_by_another_replica_reaches_the_stream(pool: PgPool) {
     let database_url = database_url_of(&pool);
-    let app = TestApp::spawn(pool).await;
+    // No periodic re-read during the test: only the other replica's
+    // notification can deliver the change.
+    let app = TestApp::spawn_with_env(pool, vec![no_reread()]).await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
     let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
@@ -527,4 +534,76 @@ async fn with_metrics_addr_metrics_move_to_their_own_listener(pool: PgPool) {
     assert!(metrics.text().await.unwrap().contains("http_requests_total"));
     let other = app.http.get(format!("http://{addr}/healthz")).send().await.unwrap();
     assert_eq!(other.status(), 404, "the metrics listener serves nothing else");
+}
+
+/// Fails import `id` by hand, the way an operator would, in SQL: no
+/// notification is sent for it, as when a replica dies between its commit
+/// and its notification.
+async fn fail_without_notification(pool: &PgPool, id: &str, message: &str) {
+    sqlx::query(
+        "update page_import set status = '2', error_message = $2, updated_at = now(), updated_by = 'test'
+         where id = $1",
+    )
+    .bind(id)
+    .bind(message)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_change_whose_notification_was_lost_reaches_the_stream_on_the_reread_timer(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), vec![("EVENTS_REREAD_INTERVAL_MS", "300".to_owned())]).await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
+    assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
+
+    fail_without_notification(&pool, &id, "never announced").await;
+    let event = events.next(SOON).await.unwrap();
+    assert_eq!(event.json()["errorMessage"], "never announced");
+    // Re-reads that find the row unchanged send nothing: the stream ended
+    // after its terminal event, with no repeat of it.
+    assert_eq!(events.next(SOON).await, None);
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_listener_reconnect_rereads_every_open_stream(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), vec![no_reread()]).await;
+    let tenant = app.tenant().await;
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+        let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
+        assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
+        streams.push((id, events));
+    }
+    for (id, _) in &streams {
+        fail_without_notification(&pool, id, "changed while nobody was told").await;
+    }
+    // Nothing tells the streams yet: no notification, no periodic re-read.
+    for (_, events) in &mut streams {
+        assert!(
+            tokio::time::timeout(Duration::from_secs(1), events.next(SOON))
+                .await
+                .is_err(),
+            "a stream saw an unannounced change without a reconnect"
+        );
+    }
+
+    // The listener's connection is cut; it reconnects and every stream re-reads.
+    let cut: Vec<i32> = sqlx::query_scalar(
+        "select pg_terminate_backend(pid)::int from pg_stat_activity
+         where query ilike 'listen %' and datname = current_database() and pid <> pg_backend_pid()",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(cut, vec![1], "one listening connection, cut");
+    for (_, events) in &mut streams {
+        assert_eq!(
+            events.next(SOON).await.unwrap().json()["errorMessage"],
+            "changed while nobody was told"
+        );
+    }
 }
