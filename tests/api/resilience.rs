@@ -134,11 +134,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
     let tenant = app.tenant().await;
 
     // Hold a create inside its transaction.
-    let mut blocker = app.pool.begin().await.unwrap();
-    sqlx::query("lock table page_import in share row exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("page_import").await;
     let in_flight = {
         let (http, url, token, body) = (
             app.http.clone(),
@@ -148,18 +144,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
         );
         tokio::spawn(async move { http.post(url).bearer_auth(token).json(&body).send().await.unwrap() })
     };
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            let n: i64 = sqlx::query_scalar(
-                "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%insert into page_import%'",
-            )
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
-            n == 1
-        })
-        .await
-    );
+    assert!(app.waits_for_lock("insert into page_import").await);
 
     service.sigterm();
     // New connections are refused once the listener is closed.
@@ -177,7 +162,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
         "it waits for the request in flight"
     );
 
-    blocker.rollback().await.unwrap();
+    lock.release().await;
     let response = in_flight.await.unwrap();
     assert_eq!(response.status(), 202, "the request in flight completes");
     assert_eq!(service.wait_exit(Duration::from_secs(10)), Some(0));

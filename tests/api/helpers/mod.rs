@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod dns;
+pub mod locks;
 pub mod manifest;
 pub mod process;
 pub mod proxy;
