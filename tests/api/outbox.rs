@@ -406,12 +406,27 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
     for _ in 0..5 {
         ids.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
     }
-    // Four capture timeouts (two attempts' worth) of outage, with the relay
-    // trying all along and the sweeper running five times a second.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The outage outlasts the capture timeout (the point of the test), with
+    // the relay trying all along and the sweeper running five times a second.
+    let id_list: Vec<String> = ids.iter().cloned().collect();
+    let outlasted = eventually(Duration::from_secs(5), || async {
+        sqlx::query_scalar::<_, bool>(
+            "select bool_and(created_at < now() - interval '1 second') from page_import where id = any($1)",
+        )
+        .bind(&id_list)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+    })
+    .await;
+    assert!(outlasted);
+    // A sweeper pass of the test's own, now that every import is older than
+    // the capture timeout, times out none of them; nor had the background
+    // sweeper's.
+    assert_eq!(app.sweep().await, 0, "an undispatched attempt was timed out");
     let rows: Vec<(String, i32, String)> =
         sqlx::query_as("select id, attempt, status::text from page_import where id = any($1)")
-            .bind(ids.iter().cloned().collect::<Vec<_>>())
+            .bind(&id_list)
             .fetch_all(&app.pool)
             .await
             .unwrap();
@@ -424,21 +439,33 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
         );
     }
     proxy.set_up(true);
-    let messages = app.receive(&app.page_import_queue_url, 5).await;
-    let dispatched: HashSet<(String, i64)> = messages
-        .iter()
-        .map(|m| {
+    // Once SQS took an attempt its clock runs: a second later, with nobody
+    // working on it, the sweeper may start attempt 2. What the outage must
+    // not have done is start one before attempt 1 went out.
+    let expected: HashSet<(String, i64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    let mut dispatched: HashSet<(String, i64)> = HashSet::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dispatched.is_superset(&expected) && Instant::now() < deadline {
+        let messages = app
+            .receive_within(&app.page_import_queue_url, 5, Duration::from_secs(1))
+            .await;
+        dispatched.extend(messages.iter().map(|m| {
             (
                 m["pageImportId"].as_str().unwrap().to_owned(),
                 m["attempt"].as_i64().unwrap(),
             )
-        })
-        .collect();
-    let expected: HashSet<(String, i64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
-    assert_eq!(
-        dispatched, expected,
-        "every import dispatched once SQS is back, as attempt 1"
+        }));
+    }
+    assert!(
+        dispatched.is_superset(&expected),
+        "every import dispatched once SQS is back, as attempt 1: {dispatched:?}"
     );
+    for (id, attempt) in &dispatched {
+        assert!(
+            ids.contains(id) && (*attempt == 1 || dispatched.contains(&(id.clone(), attempt - 1))),
+            "{id}: attempt {attempt} went out, but not the one before it"
+        );
+    }
     // Stamped by the statement that deletes the published rows, a moment
     // after SQS accepted them.
     let ids: Vec<String> = ids.into_iter().collect();

@@ -286,6 +286,12 @@ impl TestApp {
             .unwrap()
     }
 
+    /// One sweeper pass now (SPEC §7 "Sweeper"): returns how many attempts
+    /// it timed out.
+    pub async fn sweep(&self) -> usize {
+        page_import::jobs::sweep_once(&self.state).await.unwrap()
+    }
+
     pub async fn outbox_len(&self) -> i64 {
         sqlx::query_scalar("select count(*) from outbox_message")
             .fetch_one(&self.pool)
