@@ -94,11 +94,10 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     })
     .await;
     assert!(paused, "three failed calls in a row pause after-commit publishing");
-    // Calls in flight finish their retries (the SDK backs off up to ≈ 2 s).
-    // While the breaker is open a probe still goes once per second (the
-    // relay's or a create's), so the count never settles; it is read after a
-    // fixed wait instead.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // The breaker opened when the third call came back failed, after all its
+    // retries (the relay leaves these messages alone): no call is in flight
+    // now. While it is open a probe goes once per second (the relay's or a
+    // create's), the first one a second from now.
     let before = proxy.connections();
     assert!(before >= 3, "the publisher really tried: {before} connections");
 
@@ -110,6 +109,9 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     for _ in 0..BURST {
         app.create_import(&tenant).await;
     }
+    // The window the connections are counted over, the point of the test:
+    // long enough for calls the burst started to make their retries (the SDK
+    // backs off up to ≈ 2 s), which tells ≤ 3 a second from ≥ 12 at once.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let secs = started.elapsed().as_secs_f64().ceil() as usize;
     let during = proxy.connections() - before;
