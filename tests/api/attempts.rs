@@ -65,10 +65,6 @@ async fn current_job(app: &TestApp, id: &str) -> Job {
     }
 }
 
-async fn sweep(app: &TestApp) {
-    app.state.sweeper().sweep_once().await.unwrap();
-}
-
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_timed_out_attempt_with_attempts_left_starts_the_next_one(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
@@ -78,7 +74,7 @@ async fn a_timed_out_attempt_with_attempts_left_starts_the_next_one(pool: PgPool
     assert_eq!(messages[0]["attempt"], 1);
     dispatched_long_ago(&app, &first.id).await;
 
-    sweep(&app).await;
+    app.sweep().await;
     let second = current_job(&app, &first.id).await;
     assert_eq!(second.attempt, 2);
     assert_ne!(second.nonce, first.nonce, "a fresh nonce");
@@ -135,7 +131,7 @@ async fn a_timed_out_last_attempt_fails_the_import(pool: PgPool) {
     let tenant = app.tenant().await;
     let job = app.job(&tenant).await;
     dispatched_long_ago(&app, &job.id).await;
-    sweep(&app).await;
+    app.sweep().await;
     let row = app.lifecycle(&job.id).await;
     assert_eq!(row["status"], "2");
     assert_eq!(row["errorMessage"], "Capture timed out");
@@ -167,8 +163,18 @@ async fn an_attempt_whose_message_was_never_accepted_by_sqs_never_times_out(pool
     .await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    sweep(&app).await;
+    // A control created after it and made to look accepted by SQS at once:
+    // the sweep that times the control out comes after the capture timeout
+    // for both (waiting past that timeout is the point of the test).
+    let control = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    sqlx::query("update page_import_attempt set dispatched_at = started_at where page_import_id = $1")
+        .bind(&control)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let swept = eventually(Duration::from_secs(5), || async { app.sweep().await > 0 }).await;
+    assert!(swept, "the dispatched control timed out");
+    assert_eq!(app.lifecycle(&control).await["attempt"], 2);
     let row = app.lifecycle(&id).await;
     assert_eq!((row["status"].as_str(), row["attempt"].as_i64()), (Some("0"), Some(1)));
     assert!(!history(&app, &id).await[0].3, "not dispatched");
@@ -274,7 +280,7 @@ async fn a_late_callback_racing_the_sweeper_either_wins_or_changes_nothing(pool:
         let job = app.job(&tenant).await;
         dispatched_long_ago(&app, &job.id).await;
         let body = app.upload_capture(&job, manifest(&job)).await;
-        let (callback, ()) = tokio::join!(app.callback(&body), sweep(&app));
+        let (callback, _) = tokio::join!(app.callback(&body), app.sweep());
         let row = app.lifecycle(&job.id).await;
         match callback.status().as_u16() {
             // The callback won: completed as attempt 1; the sweeper skipped it.
@@ -410,7 +416,7 @@ async fn the_attempt_history_is_served_to_the_owner_only(pool: PgPool) {
     let first = app.job(&tenant).await;
     app.receive(&app.page_import_queue_url, 1).await;
     dispatched_long_ago(&app, &first.id).await;
-    sweep(&app).await;
+    app.sweep().await;
 
     let path = format!("/page-imports/{}/attempts", first.id);
     let response = app.get(&path, &tenant.token).await;

@@ -2,6 +2,8 @@
 //! so every answer must be the one its own request would have had alone.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use page_import::db::coalesce::CoalesceError;
 use page_import::db::coalesce::{run_creates, run_reads};
@@ -202,6 +204,11 @@ async fn concurrent_gets_across_tenants_each_see_only_their_own(pool: PgPool) {
     }
 }
 
+/// Of 20 creates with the one batch slot stuck and a queue of 2, at least
+/// these are refused: all but the stuck batch's first, the 2 queued, and up
+/// to 2 that arrived with the first and joined its batch.
+const REFUSED_AT_LEAST: usize = 20 - 1 - 2 - 2;
+
 /// The queue in front of the coalesced creates is bounded: with the one
 /// batch slot stuck, requests beyond the queue are refused at once (503
 /// `overloaded` with `Retry-After`), and afterwards every 202 has its row
@@ -211,18 +218,18 @@ async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(po
     let app = TestApp::spawn_with_env(pool.clone(), vec![("DATABASE_COALESCE_QUEUE", "2".to_owned())]).await;
     let tenant = app.tenant().await;
     // Inserts wait behind this lock until it is released.
-    let mut blocker = pool.begin().await.unwrap();
-    sqlx::query("lock table page_import in access exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("page_import").await;
     let body = import_body(&tenant);
+    let refusals = AtomicUsize::new(0);
     let posts: Vec<_> = (0..20)
         .map(|_| {
-            let (app, body, token) = (&app, &body, tenant.token.clone());
+            let (app, body, token, refusals) = (&app, &body, tenant.token.clone(), &refusals);
             async move {
                 let response = app.post_json("/page-imports", &token, body).await;
                 let status = response.status().as_u16();
+                if status == 503 {
+                    refusals.fetch_add(1, Ordering::SeqCst);
+                }
                 let retry_after = response
                     .headers()
                     .get("retry-after")
@@ -232,9 +239,19 @@ async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(po
             }
         })
         .collect();
+    // Released once the batch is stuck on the lock and the requests beyond
+    // the slot and the queue were refused (or after a deadline, for the
+    // assertions below to report what happened instead).
     let release = async {
-        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
-        blocker.commit().await.unwrap();
+        assert!(
+            app.waits_for_lock("insert into page_import").await,
+            "the batch waits for the lock"
+        );
+        eventually(Duration::from_secs(10), || async {
+            refusals.load(Ordering::SeqCst) >= REFUSED_AT_LEAST
+        })
+        .await;
+        lock.release().await;
     };
     let (answers, ()) = tokio::join!(futures::future::join_all(posts), release);
 
@@ -250,7 +267,7 @@ async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(po
         "the stuck batch and the queued ones were answered 202"
     );
     assert!(
-        refused.len() >= 20 - 1 - 2 - 2,
+        refused.len() >= REFUSED_AT_LEAST,
         "beyond the slot and the queue: refused ({})",
         refused.len()
     );

@@ -1,7 +1,5 @@
 //! `POST /code2des` and `GET /code2des/{id}` (SPEC §8).
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
@@ -220,17 +218,10 @@ async fn a_trigger_racing_an_uncommitted_delete_waits_and_then_404s(pool: PgPool
         tokio::spawn(async move { http.post(url).bearer_auth(token).json(&body).send().await.unwrap() })
     };
     // The trigger is now blocked on the row lock held by the delete.
-    let waiting = eventually(Duration::from_secs(5), || async {
-        let n: i64 = sqlx::query_scalar(
-            "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%for share of pi%'",
-        )
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-        n == 1
-    })
-    .await;
-    assert!(waiting, "the trigger waits for the delete");
+    assert!(
+        app.waits_for_lock("for share of pi").await,
+        "the trigger waits for the delete"
+    );
     delete.commit().await.unwrap();
 
     expect_problem(trigger.await.unwrap(), 404, "not_found").await;
@@ -249,11 +240,7 @@ async fn a_delete_racing_an_uncommitted_trigger_waits_for_it(pool: PgPool) {
     let tenant = app.tenant().await;
     let (job, _) = completed_job(&app, &tenant).await;
     // Hold the trigger inside its transaction: the code2des insert waits for this lock.
-    let mut blocker = app.pool.begin().await.unwrap();
-    sqlx::query("lock table code2des in share row exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("code2des").await;
     let trigger = {
         let (http, url, token, body) = (
             app.http.clone(),
@@ -263,16 +250,7 @@ async fn a_delete_racing_an_uncommitted_trigger_waits_for_it(pool: PgPool) {
         );
         tokio::spawn(async move { http.post(url).bearer_auth(token).json(&body).send().await.unwrap() })
     };
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            let n: i64 = sqlx::query_scalar("select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%insert into code2des%'")
-                .fetch_one(&app.pool)
-                .await
-                .unwrap();
-            n == 1
-        })
-        .await
-    );
+    assert!(app.waits_for_lock("insert into code2des").await);
     let delete = {
         let (http, url, token) = (
             app.http.clone(),
@@ -281,9 +259,12 @@ async fn a_delete_racing_an_uncommitted_trigger_waits_for_it(pool: PgPool) {
         );
         tokio::spawn(async move { http.delete(url).bearer_auth(token).send().await.unwrap() })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!delete.is_finished(), "the delete waits for the trigger's share lock");
-    blocker.rollback().await.unwrap();
+    assert!(
+        app.waits_for_lock("set deleted_at = now()").await,
+        "the delete waits for the trigger's share lock"
+    );
+    assert!(!delete.is_finished());
+    lock.release().await;
     assert_eq!(trigger.await.unwrap().status(), 202);
     assert_eq!(delete.await.unwrap().status(), 204);
     let (created, deleted): (chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) = sqlx::query_as(

@@ -77,11 +77,7 @@ async fn a_duplicate_while_the_first_is_in_flight_is_409(pool: PgPool) {
 
     // Hold the first request inside its transaction: inserts into page_import
     // wait for this lock, after the key has been claimed.
-    let mut blocker = app.pool.begin().await.unwrap();
-    sqlx::query("lock table page_import in share row exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("page_import").await;
     let first = {
         let (http, url, token, body) = (
             app.http.clone(),
@@ -114,7 +110,7 @@ async fn a_duplicate_while_the_first_is_in_flight_is_409(pool: PgPool) {
     assert_eq!(second.headers()["retry-after"], "1");
     expect_problem(second, 409, "idempotency_key_in_flight").await;
 
-    blocker.rollback().await.unwrap();
+    lock.release().await;
     let first = first.await.unwrap();
     assert_eq!(first.status(), 202);
     let first: Value = first.json().await.unwrap();
@@ -145,21 +141,17 @@ async fn a_failed_request_releases_its_key(pool: PgPool) {
 /// and exactly one import exists.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_timed_out_create_releases_its_key(pool: PgPool) {
-    let app = TestApp::spawn_with_env(pool.clone(), vec![("REQUEST_TIMEOUT_MS", "1500".to_owned())]).await;
+    let app = TestApp::spawn_with_env(pool, vec![("REQUEST_TIMEOUT_MS", "1500".to_owned())]).await;
     let tenant = app.tenant().await;
     let body = import_body(&tenant);
-    let mut blocker = pool.begin().await.unwrap();
-    sqlx::query("lock table page_import in access exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("page_import").await;
     expect_problem(
         post_with_key(&app, &tenant, "key-t", &body).await,
         503,
         "request_timeout",
     )
     .await;
-    blocker.commit().await.unwrap();
+    lock.release().await;
     // The retry comes a moment later, well inside the minute after which an
     // abandoned key would be taken over anyway.
     let mut status = 0;

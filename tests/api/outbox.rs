@@ -94,11 +94,10 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     })
     .await;
     assert!(paused, "three failed calls in a row pause after-commit publishing");
-    // Calls in flight finish their retries (the SDK backs off up to ≈ 2 s).
-    // While the breaker is open a probe still goes once per second (the
-    // relay's or a create's), so the count never settles; it is read after a
-    // fixed wait instead.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // The breaker opened when the third call came back failed, after all its
+    // retries (the relay leaves these messages alone): no call is in flight
+    // now. While it is open a probe goes once per second (the relay's or a
+    // create's), the first one a second from now.
     let before = proxy.connections();
     assert!(before >= 3, "the publisher really tried: {before} connections");
 
@@ -110,6 +109,9 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     for _ in 0..BURST {
         app.create_import(&tenant).await;
     }
+    // The window the connections are counted over, the point of the test:
+    // long enough for calls the burst started to make their retries (the SDK
+    // backs off up to ≈ 2 s), which tells ≤ 3 a second from ≥ 12 at once.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let secs = started.elapsed().as_secs_f64().ceil() as usize;
     let during = proxy.connections() - before;
@@ -406,12 +408,27 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
     for _ in 0..5 {
         ids.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
     }
-    // Four capture timeouts (two attempts' worth) of outage, with the relay
-    // trying all along and the sweeper running five times a second.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The outage outlasts the capture timeout (the point of the test), with
+    // the relay trying all along and the sweeper running five times a second.
+    let id_list: Vec<String> = ids.iter().cloned().collect();
+    let outlasted = eventually(Duration::from_secs(5), || async {
+        sqlx::query_scalar::<_, bool>(
+            "select bool_and(created_at < now() - interval '1 second') from page_import where id = any($1)",
+        )
+        .bind(&id_list)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+    })
+    .await;
+    assert!(outlasted);
+    // A sweeper pass of the test's own, now that every import is older than
+    // the capture timeout, times out none of them; nor had the background
+    // sweeper's.
+    assert_eq!(app.sweep().await, 0, "an undispatched attempt was timed out");
     let rows: Vec<(String, i32, String)> =
         sqlx::query_as("select id, attempt, status::text from page_import where id = any($1)")
-            .bind(ids.iter().cloned().collect::<Vec<_>>())
+            .bind(&id_list)
             .fetch_all(&app.pool)
             .await
             .unwrap();
@@ -424,21 +441,33 @@ async fn an_sqs_outage_longer_than_the_capture_timeout_times_out_nothing(pool: P
         );
     }
     proxy.set_up(true);
-    let messages = app.receive(&app.page_import_queue_url, 5).await;
-    let dispatched: HashSet<(String, i64)> = messages
-        .iter()
-        .map(|m| {
+    // Once SQS took an attempt its clock runs: a second later, with nobody
+    // working on it, the sweeper may start attempt 2. What the outage must
+    // not have done is start one before attempt 1 went out.
+    let expected: HashSet<(String, i64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
+    let mut dispatched: HashSet<(String, i64)> = HashSet::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dispatched.is_superset(&expected) && Instant::now() < deadline {
+        let messages = app
+            .receive_within(&app.page_import_queue_url, 5, Duration::from_secs(1))
+            .await;
+        dispatched.extend(messages.iter().map(|m| {
             (
                 m["pageImportId"].as_str().unwrap().to_owned(),
                 m["attempt"].as_i64().unwrap(),
             )
-        })
-        .collect();
-    let expected: HashSet<(String, i64)> = ids.iter().map(|id| (id.clone(), 1)).collect();
-    assert_eq!(
-        dispatched, expected,
-        "every import dispatched once SQS is back, as attempt 1"
+        }));
+    }
+    assert!(
+        dispatched.is_superset(&expected),
+        "every import dispatched once SQS is back, as attempt 1: {dispatched:?}"
     );
+    for (id, attempt) in &dispatched {
+        assert!(
+            ids.contains(id) && (*attempt == 1 || dispatched.contains(&(id.clone(), attempt - 1))),
+            "{id}: attempt {attempt} went out, but not the one before it"
+        );
+    }
     // Stamped by the statement that deletes the published rows, a moment
     // after SQS accepted them.
     let ids: Vec<String> = ids.into_iter().collect();

@@ -101,6 +101,7 @@ async fn logs_never_contain_nonces_secrets_or_tokens(pool: PgPool) {
     assert_eq!(
         http.delete(service.url(&format!("/page-imports/{id}")))
             .bearer_auth(&tenant.token)
+            .header("x-request-id", "req-log-last")
             .send()
             .await
             .unwrap()
@@ -108,7 +109,13 @@ async fn logs_never_contain_nonces_secrets_or_tokens(pool: PgPool) {
         204
     );
 
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The service logs each request as it answers it: once the last one's
+    // line is in, so is everything logged before it.
+    let logged_all = eventually(Duration::from_secs(5), || async {
+        service.log_text().contains("req-log-last")
+    })
+    .await;
+    assert!(logged_all, "the last request was logged:\n{}", service.log_text());
     let log = service.log_text();
     assert!(log.contains("req-log-test"), "request ids are logged");
     assert!(log.contains(&id), "the import id is logged");
@@ -134,11 +141,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
     let tenant = app.tenant().await;
 
     // Hold a create inside its transaction.
-    let mut blocker = app.pool.begin().await.unwrap();
-    sqlx::query("lock table page_import in share row exclusive mode")
-        .execute(&mut *blocker)
-        .await
-        .unwrap();
+    let lock = app.lock_table("page_import").await;
     let in_flight = {
         let (http, url, token, body) = (
             app.http.clone(),
@@ -148,18 +151,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
         );
         tokio::spawn(async move { http.post(url).bearer_auth(token).json(&body).send().await.unwrap() })
     };
-    assert!(
-        eventually(Duration::from_secs(5), || async {
-            let n: i64 = sqlx::query_scalar(
-                "select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%insert into page_import%'",
-            )
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
-            n == 1
-        })
-        .await
-    );
+    assert!(app.waits_for_lock("insert into page_import").await);
 
     service.sigterm();
     // New connections are refused once the listener is closed.
@@ -177,7 +169,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
         "it waits for the request in flight"
     );
 
-    blocker.rollback().await.unwrap();
+    lock.release().await;
     let response = in_flight.await.unwrap();
     assert_eq!(response.status(), 202, "the request in flight completes");
     assert_eq!(service.wait_exit(Duration::from_secs(10)), Some(0));

@@ -572,7 +572,7 @@ async fn the_sweeper_fails_old_dispatched_attempts_only(pool: PgPool) {
     .await
     .unwrap();
 
-    let swept = app.state.sweeper().sweep_once().await.unwrap();
+    let swept = app.sweep().await;
     assert_eq!(swept, 1);
     let row = app.lifecycle(&old.id).await;
     assert_eq!(
@@ -585,7 +585,7 @@ async fn the_sweeper_fails_old_dispatched_attempts_only(pool: PgPool) {
     // A late worker callback for the swept job is a conflict.
     let body = app.upload_capture(&old, manifest(&old)).await;
     expect_problem(app.callback(&body).await, 409, "already_terminal").await;
-    assert_eq!(app.state.sweeper().sweep_once().await.unwrap(), 0);
+    assert_eq!(app.sweep().await, 0);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

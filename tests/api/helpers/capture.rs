@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -142,13 +141,16 @@ impl Drop for Site {
 /// that reaches one of them got past the egress rules.
 pub struct Tripwire {
     pub addrs: Vec<SocketAddr>,
-    accepted: Arc<AtomicUsize>,
+    /// The peer of every connection accepted, [`drain`](Self::drain)'s own included.
+    accepted: Arc<Mutex<Vec<SocketAddr>>>,
+    /// The local ends of `drain`'s connections, which `hits` leaves out.
+    probes: Mutex<Vec<SocketAddr>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Tripwire {
     pub async fn bind(addrs: &[SocketAddr]) -> Self {
-        let accepted = Arc::new(AtomicUsize::new(0));
+        let accepted = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         let mut bound = Vec::new();
         for addr in addrs {
@@ -158,8 +160,8 @@ impl Tripwire {
             bound.push(listener.local_addr().unwrap());
             let accepted = accepted.clone();
             tasks.push(tokio::spawn(async move {
-                while let Ok((socket, _)) = listener.accept().await {
-                    accepted.fetch_add(1, Ordering::SeqCst);
+                while let Ok((socket, peer)) = listener.accept().await {
+                    accepted.lock().unwrap().push(peer);
                     drop(socket);
                 }
             }));
@@ -167,12 +169,33 @@ impl Tripwire {
         Self {
             addrs: bound,
             accepted,
+            probes: Mutex::new(Vec::new()),
             tasks,
         }
     }
 
+    /// Connections accepted from anyone but the tripwire itself.
     pub fn hits(&self) -> usize {
-        self.accepted.load(Ordering::SeqCst)
+        let probes = self.probes.lock().unwrap();
+        let accepted = self.accepted.lock().unwrap();
+        accepted.iter().filter(|peer| !probes.contains(peer)).count()
+    }
+
+    /// Connects once to every listener and waits until each of those
+    /// connections was accepted. A listener accepts in the order connections
+    /// arrived, so every connection that reached it before has been counted
+    /// by then.
+    pub async fn drain(&self) {
+        for addr in &self.addrs {
+            let probe = tokio::net::TcpStream::connect(addr).await.unwrap();
+            self.probes.lock().unwrap().push(probe.local_addr().unwrap());
+        }
+        let drained = super::eventually(Duration::from_secs(5), || async {
+            let accepted = self.accepted.lock().unwrap();
+            self.probes.lock().unwrap().iter().all(|probe| accepted.contains(probe))
+        })
+        .await;
+        assert!(drained, "the tripwire did not accept its own connections");
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod dns;
+pub mod locks;
 pub mod manifest;
 pub mod process;
 pub mod proxy;
@@ -283,6 +284,12 @@ impl TestApp {
             .fetch_one(&self.pool)
             .await
             .unwrap()
+    }
+
+    /// One sweeper pass now (SPEC §7 "Sweeper"): returns how many attempts
+    /// it timed out.
+    pub async fn sweep(&self) -> usize {
+        self.state.sweeper().sweep_once().await.unwrap()
     }
 
     pub async fn outbox_len(&self) -> i64 {
