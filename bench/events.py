@@ -6,7 +6,8 @@ inserted directly; one client per import, all in one asyncio process.
 
 - Events: N open `/events` streams; then C changes per second committed by
   another client (psql: `update page_import set updated_at = clock_timestamp()`,
-  a real change of the resource, so its ETag changes) for D seconds. Measured:
+  a real change of the resource, so its ETag changes, then its `pg_notify`
+  after the commit, as another replica's notifier sends it) for D seconds. Measured:
   service RSS per open idle stream, delivery latency (the update written to
   psql → the event read by the client; includes psql's own round trip),
   service CPU per delivered event.
@@ -96,7 +97,9 @@ def seed(n):
 
 
 class Changes:
-    """Commits `rate` updates per second through one psql session."""
+    """Commits `rate` updates per second through one psql session, each
+    announced after its commit the way another replica's notifier does
+    (`changes::Notifier`: `pg_notify` in a transaction of its own)."""
 
     def __init__(self, ids, rate, seconds):
         self.ids, self.rate, self.seconds = ids, rate, seconds
@@ -114,7 +117,8 @@ class Changes:
                 await asyncio.sleep(delay)
             pid = self.ids[k % len(self.ids)]
             self.sent[pid] = time.monotonic()
-            proc.stdin.write(f"update page_import set updated_at = clock_timestamp() where id = '{pid}';\n".encode())
+            proc.stdin.write(f"update page_import set updated_at = clock_timestamp() where id = '{pid}';\n"
+                             f"select pg_notify('page_import_changed', '{pid}');\n".encode())
             await proc.stdin.drain()
         proc.stdin.close()
         await proc.wait()
