@@ -14,6 +14,18 @@ async fn cors_app(pool: PgPool) -> TestApp {
     .await
 }
 
+/// `POST /page-imports` as a browser on [`ORIGIN`] sends it.
+async fn create_from_origin(app: &TestApp, tenant: &Tenant) -> reqwest::Response {
+    app.http
+        .post(app.url("/page-imports"))
+        .bearer_auth(&tenant.token)
+        .header("origin", ORIGIN)
+        .json(&import_body(tenant))
+        .send()
+        .await
+        .unwrap()
+}
+
 fn access_control_headers(response: &reqwest::Response) -> Vec<String> {
     response
         .headers()
@@ -62,15 +74,7 @@ async fn an_allowed_origin_gets_its_preflight_answered(pool: PgPool) {
 async fn every_answer_to_an_allowed_origin_carries_cors_headers_errors_included(pool: PgPool) {
     let app = cors_app(pool).await;
     let tenant = app.tenant().await;
-    let created = app
-        .http
-        .post(app.url("/page-imports"))
-        .bearer_auth(&tenant.token)
-        .header("origin", ORIGIN)
-        .json(&import_body(&tenant))
-        .send()
-        .await
-        .unwrap();
+    let created = create_from_origin(&app, &tenant).await;
     assert_eq!(created.status(), 202);
     let h = created.headers();
     assert_eq!(h["access-control-allow-origin"], ORIGIN);
@@ -154,15 +158,7 @@ async fn other_origins_and_other_routes_get_no_cors_headers(pool: PgPool) {
 async fn without_allowed_origins_there_is_no_cors(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
-    let response = app
-        .http
-        .post(app.url("/page-imports"))
-        .bearer_auth(&tenant.token)
-        .header("origin", ORIGIN)
-        .json(&import_body(&tenant))
-        .send()
-        .await
-        .unwrap();
+    let response = create_from_origin(&app, &tenant).await;
     assert_eq!(response.status(), 202);
     assert_eq!(access_control_headers(&response), Vec::<String>::new());
 }
