@@ -99,7 +99,8 @@ def seed(n):
 class Changes:
     """Commits `rate` updates per second through one psql session, each
     announced after its commit the way another replica's notifier does
-    (`changes::Notifier`: `pg_notify` in a transaction of its own)."""
+    (`changes::Notifier`: `pg_notify` in a transaction of its own, committed
+    without waiting for its WAL flush)."""
 
     def __init__(self, ids, rate, seconds):
         self.ids, self.rate, self.seconds = ids, rate, seconds
@@ -118,7 +119,8 @@ class Changes:
             pid = self.ids[k % len(self.ids)]
             self.sent[pid] = time.monotonic()
             proc.stdin.write(f"update page_import set updated_at = clock_timestamp() where id = '{pid}';\n"
-                             f"select pg_notify('page_import_changed', '{pid}');\n".encode())
+                             f"select set_config('synchronous_commit', 'off', true), pg_notify('page_import_changed', '{pid}');\n"
+                             .encode())
             await proc.stdin.drain()
         proc.stdin.close()
         await proc.wait()
@@ -145,6 +147,56 @@ async def open_stream(port, token, pid, latencies, ready, changes):
                     latencies.append(time.monotonic() - sent)
     finally:
         writer.close()
+
+
+async def idle_connection(port, token, pid, request, ready, hold):
+    """A connection that stays open: with `request`, after one GET of the
+    import read to its end (an idle keep-alive connection); without, as
+    accepted, no request sent."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    if request:
+        writer.write(f"GET /page-imports/{pid} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+        await writer.drain()
+        await reader.readline()
+        length = 0
+        while True:
+            header = await reader.readline()
+            if header in (b"\r\n", b""):
+                break
+            name, _, value = header.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        await reader.readexactly(length)
+    ready.append(pid)
+    await hold.wait()
+    writer.close()
+
+
+async def rss_per_connection(args, ids, token, request):
+    """Service RSS per connection of one kind, in a fresh service process."""
+    port = free_port()
+    service = start_service(args.bin, port, len(ids))
+    try:
+        await asyncio.sleep(0.5)
+        if request:  # the process's first GET builds what every later one reuses
+            warm, hold = [], asyncio.Event()
+            hold.set()
+            await idle_connection(port, token, ids[0], True, warm, hold)
+            await asyncio.sleep(0.2)
+        before = rss_kib(service.pid)
+        ready, hold = [], asyncio.Event()
+        tasks = [asyncio.create_task(idle_connection(port, token, pid, request, ready, hold)) for pid in ids]
+        deadline = time.monotonic() + 60
+        while len(ready) < len(ids) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)
+        after = rss_kib(service.pid)
+        hold.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return (after - before) / len(ids)
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
 
 
 async def poller(port, token, pid, stop, answers):
@@ -218,6 +270,10 @@ async def main_async(args):
     finally:
         service.terminate()
         service.wait(timeout=30)
+    # Where an idle stream's RSS goes: the same number of connections that
+    # carry no stream, each in a fresh process.
+    per_accepted = await rss_per_connection(args, ids, token, request=False)
+    per_keepalive = await rss_per_connection(args, ids, token, request=True)
 
     lat = sorted(latencies) or [float("nan")]
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000
@@ -227,6 +283,8 @@ async def main_async(args):
     print("| | events | polling (GET + If-None-Match, 1/s per client) |")
     print("|---|---|---|")
     print(f"| service RSS per open idle stream | {(rss_streams - rss_before) / n:.1f} KiB | — |")
+    print(f"| … per connection accepted, no request sent (fresh process) | {per_accepted:.1f} KiB | — |")
+    print(f"| … per idle keep-alive connection after one GET (fresh process) | {per_keepalive:.1f} KiB | — |")
     print(f"| changes committed / delivered | {sent} / {delivered} | {changed} of {len(answers)} answers were 200 (the rest 304) |")
     print(f"| delivery latency p50 / p99 (commit → client) | {q(0.5):.1f} / {q(0.99):.1f} ms | ≈ 500 / 990 ms (half / all of the 1 s period) |")
     print(f"| service CPU | {cpu_events / seconds * 1000:.0f} ms/s | {cpu_polling / elapsed * 1000:.0f} ms/s |")
