@@ -149,24 +149,35 @@ async def open_stream(port, token, pid, latencies, ready, changes):
         writer.close()
 
 
+async def get_import(reader, writer, token, pid, etag=None):
+    """One `GET /page-imports/{pid}` on an open connection, read to its end:
+    its status and ETag."""
+    extra = f"If-None-Match: {etag}\r\n" if etag else ""
+    writer.write(f"GET /page-imports/{pid} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n{extra}\r\n".encode())
+    await writer.drain()
+    status = int((await reader.readline()).split()[1])
+    length = 0
+    while True:
+        header = await reader.readline()
+        if header in (b"\r\n", b""):
+            break
+        name, _, value = header.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+        elif name.lower() == "etag":
+            etag = value.strip()
+    if length:
+        await reader.readexactly(length)
+    return status, etag
+
+
 async def idle_connection(port, token, pid, request, ready, hold):
     """A connection that stays open: with `request`, after one GET of the
     import read to its end (an idle keep-alive connection); without, as
     accepted, no request sent."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     if request:
-        writer.write(f"GET /page-imports/{pid} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
-        await writer.drain()
-        await reader.readline()
-        length = 0
-        while True:
-            header = await reader.readline()
-            if header in (b"\r\n", b""):
-                break
-            name, _, value = header.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-        await reader.readexactly(length)
+        await get_import(reader, writer, token, pid)
     ready.append(pid)
     await hold.wait()
     writer.close()
@@ -204,22 +215,7 @@ async def poller(port, token, pid, stop, answers):
     etag = None
     while not stop.is_set():
         started = time.monotonic()
-        extra = f"If-None-Match: {etag}\r\n" if etag else ""
-        writer.write(f"GET /page-imports/{pid} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n{extra}\r\n".encode())
-        await writer.drain()
-        status = int((await reader.readline()).split()[1])
-        length = 0
-        while True:
-            header = await reader.readline()
-            if header in (b"\r\n", b""):
-                break
-            name, _, value = header.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-            elif name.lower() == "etag":
-                etag = value.strip()
-        if length:
-            await reader.readexactly(length)
+        status, etag = await get_import(reader, writer, token, pid, etag)
         answers.append(status)
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
     writer.close()
