@@ -266,6 +266,7 @@ async fn transition(pool: &PgPool, id: &str) -> anyhow::Result<()> {
     let mut tx = pool.begin().await?;
     let fence = lock_fence(&mut tx, id).await?.expect("the row exists");
     let finished = Finish {
+        nonce: Some(&fence.nonce),
         status: JobStatus::Completed,
         outcome: AttemptOutcome::Completed,
         result_url: Some("s3://bench/page-imports/x/1/capture.json"),

@@ -44,7 +44,7 @@ pub fn router(state: AppState) -> Router {
     let callbacks = callbacks.layer(DefaultBodyLimit::max(http::WEBHOOK_BODY_LIMIT));
 
     let (ops, _) = routes::ops().split_for_parts();
-    let ops = ops.layer(Extension(ApiDocument(Arc::from(openapi::document()))));
+    let ops = ops.layer(Extension(ApiDocument(openapi::document().into())));
     // With METRICS_ADDR, /metrics lives only on that listener (`metrics_router`).
     let ops = if state.config.metrics_addr.is_none() {
         ops.merge(routes::metrics().split_for_parts().0)

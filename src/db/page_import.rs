@@ -386,6 +386,10 @@ pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<O
 /// How an attempt ends in a terminal status: the row's new status and
 /// payload, who made the transition, and the outcome the history records.
 pub struct Finish<'a> {
+    /// The nonce the callback named: SPEC §7's conditional `UPDATE … WHERE
+    /// id AND attempt AND nonce`. `None` for the sweeper, which holds the
+    /// row it read from [`lock_timed_out`].
+    pub nonce: Option<&'a str>,
     pub status: JobStatus,
     pub outcome: AttemptOutcome,
     pub result_url: Option<&'a str>,
@@ -399,8 +403,9 @@ pub struct Finish<'a> {
 /// history row with the outcome passed, in one statement. The caller holds
 /// the row's lock ([`lock_fence`], [`lock_timed_out`]) and has decided the
 /// transition is allowed (`service::callbacks::judge`, the sweeper's
-/// timeout). The statement still refuses a row that is not live and
-/// processing at `attempt`, a guard against a caller that forgot: `false`
+/// timeout). The statement is still SPEC §7's conditional `UPDATE`: it
+/// refuses a row that is not live and processing at `attempt` (with
+/// `nonce`, when given), a guard against a caller that forgot: `false`
 /// then, and nothing is written.
 pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Finish<'_>) -> sqlx::Result<bool> {
     let finished = sqlx::query_scalar!(
@@ -410,6 +415,7 @@ pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Fi
             set status = $3, result_url = $4, capture_hash = $5, screenshot_url = $6, error_message = $7,
                 updated_at = now(), updated_by = $8
             where id = $1 and attempt = $2 and status = '0' and deleted_at is null
+              and ($10::text is null or nonce = $10)
             returning id
         ), history as (
             update page_import_attempt a
@@ -428,6 +434,7 @@ pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Fi
         finish.error_message,
         finish.actor,
         finish.outcome.as_str(),
+        finish.nonce,
     )
     .fetch_one(conn)
     .await?;

@@ -1,8 +1,7 @@
 //! Operational routes: liveness, readiness, metrics and the OpenAPI
 //! document. No authentication.
 
-use std::sync::Arc;
-
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -57,12 +56,12 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// The OpenAPI document as served (`openapi::document`), handed to the ops
-/// routes by the router.
+/// routes by the router; each answer shares its bytes.
 #[derive(Clone)]
-pub struct ApiDocument(pub Arc<str>);
+pub struct ApiDocument(pub Bytes);
 
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", tag = "operations", operation_id = "openapi", responses((status = 200, content_type = "application/json", body = Object)))]
 pub async fn openapi_json(Extension(ApiDocument(document)): Extension<ApiDocument>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], document.to_string())
+    ([(header::CONTENT_TYPE, "application/json")], document)
 }

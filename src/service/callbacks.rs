@@ -155,6 +155,7 @@ pub async fn receive(
             screenshot_url,
             ..
         } => Finish {
+            nonce: Some(&nonce),
             status: JobStatus::Completed,
             outcome: AttemptOutcome::Completed,
             result_url: Some(result_url),
@@ -168,6 +169,7 @@ pub async fn receive(
             result_url,
             ..
         } => Finish {
+            nonce: Some(&nonce),
             status: JobStatus::Failed,
             outcome: AttemptOutcome::Failed,
             result_url: result_url.as_deref(),

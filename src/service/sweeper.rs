@@ -63,6 +63,7 @@ impl Sweeper {
                     }
                 } else {
                     let finish = Finish {
+                        nonce: None,
                         status: JobStatus::Failed,
                         outcome: AttemptOutcome::TimedOut,
                         result_url: None,

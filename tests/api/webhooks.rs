@@ -623,3 +623,57 @@ async fn artifact_links_redirect_to_presigned_urls_with_the_exact_bytes(pool: Pg
         expect_problem(app.get(path, &stranger.token).await, 404, "not_found").await;
     }
 }
+
+/// SPEC §7: the terminal transition is one conditional `UPDATE … WHERE id
+/// AND attempt AND nonce AND status='0' AND deleted_at IS NULL`. The
+/// service also locks and checks the row first; the statement refuses on
+/// its own all the same.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_terminal_update_itself_refuses_a_row_off_its_fence(pool: PgPool) {
+    use page_import::db::page_import::{finish, Finish};
+    use page_import::domain::lifecycle::{AttemptOutcome, CAPTURE_WORKER};
+    use page_import::domain::JobStatus;
+
+    let app = TestApp::spawn(pool).await;
+    let tenant = app.tenant().await;
+    let job = app.job(&tenant).await;
+    let attempt = job.attempt as i32;
+    let failed = |nonce| Finish {
+        nonce,
+        status: JobStatus::Failed,
+        outcome: AttemptOutcome::Failed,
+        result_url: None,
+        capture_hash: None,
+        screenshot_url: None,
+        error_message: Some("boom"),
+        actor: CAPTURE_WORKER,
+    };
+    let mut conn = app.pool.acquire().await.unwrap();
+    assert!(!finish(&mut conn, &job.id, attempt, &failed(Some("another-nonce")))
+        .await
+        .unwrap());
+    assert!(!finish(&mut conn, &job.id, attempt + 1, &failed(Some(&job.nonce)))
+        .await
+        .unwrap());
+    assert_eq!(app.lifecycle(&job.id).await["status"], "0", "nothing written");
+    assert!(finish(&mut conn, &job.id, attempt, &failed(Some(&job.nonce)))
+        .await
+        .unwrap());
+    assert_eq!(app.lifecycle(&job.id).await["status"], "2");
+    assert!(
+        !finish(&mut conn, &job.id, attempt, &failed(Some(&job.nonce)))
+            .await
+            .unwrap(),
+        "a terminal row is not finished twice"
+    );
+
+    let deleted = app.job(&tenant).await;
+    let response = app
+        .delete(&format!("/page-imports/{}", deleted.id), &tenant.token)
+        .await;
+    assert_eq!(response.status(), 204);
+    assert!(!finish(&mut conn, &deleted.id, attempt, &failed(Some(&deleted.nonce)))
+        .await
+        .unwrap());
+    assert_eq!(app.lifecycle(&deleted.id).await["status"], "0");
+}
