@@ -63,14 +63,16 @@ def free_port():
     return port
 
 
-def start_service(binary, port, streams):
+def start_service(binary, port, streams, stdin=None):
     env = {**os.environ, "LISTEN_ADDR": f"127.0.0.1:{port}", "WEBHOOK_SECRET": SECRET,
            "AUTH_JWKS_URL": f"file://{os.path.dirname(HERE)}/dev/jwks.json",
            "AUTH_ISSUER": "http://127.0.0.1/dev-issuer", "AUTH_AUDIENCE": "page-import-dev",
            "SOURCE_URL_DNS_CHECK": "false", "LOG_FORMAT": "json", "RUST_LOG": "warn",
            "TOKIO_WORKER_THREADS": "1", "EVENTS_MAX_STREAMS": str(streams + 10),
            "DATABASE_MAX_CONNECTIONS": "16"}
-    proc = subprocess.Popen([binary, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([binary, "serve"], env=env, stdin=stdin,
+                            stdout=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                            stderr=None if os.environ.get("CONN_HEAP_TRACE") else subprocess.DEVNULL)
     import urllib.request
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -171,43 +173,84 @@ async def get_import(reader, writer, token, pid, etag=None):
     return status, etag
 
 
-async def idle_connection(port, token, pid, request, ready, hold):
-    """A connection that stays open: with `request`, after one GET of the
-    import read to its end (an idle keep-alive connection); without, as
-    accepted, no request sent."""
+async def idle_connection(port, token, pid, kind, ready, hold):
+    """A connection that stays open, of one `kind`: `accepted` (no request
+    sent), `keep-alive` (after one GET of the import, read to its end) or
+    `stream` (following the import's events, its first event read)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    if request:
+    if kind == "keep-alive":
         await get_import(reader, writer, token, pid)
+    elif kind == "stream":
+        writer.write(f"GET /page-imports/{pid}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
+        await writer.drain()
+        while not (await reader.readline()).startswith(b"data:"):
+            pass
     ready.append(pid)
     await hold.wait()
     writer.close()
 
 
-async def rss_per_connection(args, ids, token, request):
-    """Service RSS per connection of one kind, in a fresh service process."""
+def heap(service):
+    """The counting service's (`examples/conn_heap`) live heap: bytes, and
+    blocks by size."""
+    service.stdin.write(b"\n")
+    service.stdin.flush()
+    return json.loads(service.stdout.readline())
+
+
+async def per_connection(args, ids, token, kind):
+    """RSS (KiB) and live heap (bytes, and blocks by size) per connection of
+    one kind, in a fresh counting service process."""
     port = free_port()
-    service = start_service(args.bin, port, len(ids))
+    service = start_service(args.heap_bin, port, len(ids), stdin=subprocess.PIPE)
     try:
         await asyncio.sleep(0.5)
-        if request:  # the process's first GET builds what every later one reuses
-            warm, hold = [], asyncio.Event()
-            hold.set()
-            await idle_connection(port, token, ids[0], True, warm, hold)
-            await asyncio.sleep(0.2)
-        before = rss_kib(service.pid)
+        # The process's first request of a kind builds what every later one reuses.
+        warm, hold = [], asyncio.Event()
+        hold.set()
+        if kind != "accepted":
+            await idle_connection(port, token, ids[0], kind, warm, hold)
+        await asyncio.sleep(0.2)
+        rss_before, heap_before = rss_kib(service.pid), heap(service)
         ready, hold = [], asyncio.Event()
-        tasks = [asyncio.create_task(idle_connection(port, token, pid, request, ready, hold)) for pid in ids]
+        tasks = [asyncio.create_task(idle_connection(port, token, pid, kind, ready, hold)) for pid in ids]
         deadline = time.monotonic() + 60
         while len(ready) < len(ids) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         await asyncio.sleep(1.0)
-        after = rss_kib(service.pid)
+        rss_after, heap_after = rss_kib(service.pid), heap(service)
         hold.set()
         await asyncio.gather(*tasks, return_exceptions=True)
-        return (after - before) / len(ids)
+        n = len(ids)
+        blocks = {}
+        for size in set(heap_before["blocks"]) | set(heap_after["blocks"]):
+            diff = heap_after["blocks"].get(size, 0) - heap_before["blocks"].get(size, 0)
+            if diff:
+                blocks[int(size)] = diff / n
+        return {"rss_kib": (rss_after - rss_before) / n,
+                "heap_bytes": (heap_after["live_bytes"] - heap_before["live_bytes"]) / n,
+                "blocks": blocks}
     finally:
         service.terminate()
         service.wait(timeout=30)
+
+
+def where_it_goes(kinds):
+    """The blocks that make up each kind's live heap, per connection."""
+    print("\n### Where an idle connection's heap goes (live blocks per connection, by size)\n")
+    print("| block size (bytes) | " + " | ".join(kinds) + " |")
+    print("|---|" + "---|" * len(kinds))
+    sizes = sorted({s for k in kinds.values() for s, n in k["blocks"].items() if abs(n) >= 0.5},
+                   key=lambda s: -max(abs(k["blocks"].get(s, 0)) * s for k in kinds.values()))
+    for size in sizes:
+        cells = []
+        for k in kinds.values():
+            n = k["blocks"].get(size, 0)
+            cells.append(f"{n:.2f} × = {n * size / 1024:.2f} KiB" if n else "—")
+        print(f"| {size} | " + " | ".join(cells) + " |")
+    for name, k in kinds.items():
+        small = sum(n * s for s, n in k["blocks"].items() if all(abs(kk["blocks"].get(s, 0)) < 0.5 for kk in kinds.values()))
+        log(f"{name}: {small / 1024:.2f} KiB per connection in blocks of under 0.5 per connection")
 
 
 async def poller(port, token, pid, stop, answers):
@@ -221,9 +264,20 @@ async def poller(port, token, pid, stop, answers):
     writer.close()
 
 
+async def where_only(args, ids, token):
+    kinds = {kind: await per_connection(args, ids, token, kind) for kind in ("accepted", "keep-alive", "stream")}
+    for kind, k in kinds.items():
+        print(f"{kind}: RSS {k['rss_kib']:.1f} KiB, live heap {k['heap_bytes'] / 1024:.1f} KiB per connection")
+    where_it_goes(kinds)
+
+
 async def main_async(args):
     n, rate, seconds = (50, 20, 3) if args.smoke else (args.streams, args.rate, args.seconds)
     ids = seed(n)
+    if args.where_only:
+        token = subprocess.run([args.bin, "dev-token", "--sub", "bench-e"], check=True, capture_output=True,
+                               text=True).stdout.strip()
+        return await where_only(args, ids, token)
     port = free_port()
     service = start_service(args.bin, port, n)
     token = subprocess.run([args.bin, "dev-token", "--sub", "bench-e"], check=True, capture_output=True,
@@ -266,10 +320,9 @@ async def main_async(args):
     finally:
         service.terminate()
         service.wait(timeout=30)
-    # Where an idle stream's RSS goes: the same number of connections that
-    # carry no stream, each in a fresh process.
-    per_accepted = await rss_per_connection(args, ids, token, request=False)
-    per_keepalive = await rss_per_connection(args, ids, token, request=True)
+    # Where an idle stream's memory goes: the same number of connections of
+    # each kind, each kind in a fresh counting process.
+    kinds = {kind: await per_connection(args, ids, token, kind) for kind in ("accepted", "keep-alive", "stream")}
 
     lat = sorted(latencies) or [float("nan")]
     q = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] * 1000
@@ -279,21 +332,26 @@ async def main_async(args):
     print("| | events | polling (GET + If-None-Match, 1/s per client) |")
     print("|---|---|---|")
     print(f"| service RSS per open idle stream | {(rss_streams - rss_before) / n:.1f} KiB | — |")
-    print(f"| … per connection accepted, no request sent (fresh process) | {per_accepted:.1f} KiB | — |")
-    print(f"| … per idle keep-alive connection after one GET (fresh process) | {per_keepalive:.1f} KiB | — |")
+    for kind, label in (("stream", "per idle stream"), ("accepted", "per connection accepted, no request sent"),
+                        ("keep-alive", "per idle keep-alive connection after one GET")):
+        print(f"| {label} (fresh counting process): RSS / live heap | {kinds[kind]['rss_kib']:.1f} KiB / "
+              f"{kinds[kind]['heap_bytes'] / 1024:.1f} KiB | — |")
     print(f"| changes committed / delivered | {sent} / {delivered} | {changed} of {len(answers)} answers were 200 (the rest 304) |")
     print(f"| delivery latency p50 / p99 (commit → client) | {q(0.5):.1f} / {q(0.99):.1f} ms | ≈ 500 / 990 ms (half / all of the 1 s period) |")
     print(f"| service CPU | {cpu_events / seconds * 1000:.0f} ms/s | {cpu_polling / elapsed * 1000:.0f} ms/s |")
     print(f"| service CPU per delivered change | {cpu_events / max(delivered, 1) * 1e6:.0f} µs | "
           f"{cpu_polling / max(changed, 1) * 1e6:.0f} µs (all {len(answers)} polls counted) |")
     log(f"latencies: n={len(latencies)} max={max(lat) * 1000:.1f} ms")
+    where_it_goes(kinds)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--bin", required=True)
+    parser.add_argument("--heap-bin", required=True, help="examples/conn_heap: the service under a counting allocator")
     parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--where-only", action="store_true", help="only where an idle connection's memory goes")
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
