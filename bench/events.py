@@ -129,6 +129,16 @@ class Changes:
         return total
 
 
+slow = []
+
+
+def slowest():
+    """The 15 slowest deliveries, with when their change was sent: a stall
+    of the whole path shows as a run of consecutive changes."""
+    t0 = min(t for _, t, _ in slow) if slow else 0
+    log("slowest: " + ", ".join(f"{l * 1000:.0f} ms (sent at {t - t0:.2f} s)" for l, t, _ in sorted(slow)[-15:]))
+
+
 async def open_stream(port, token, pid, latencies, ready, changes):
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(f"GET /page-imports/{pid}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n".encode())
@@ -147,6 +157,7 @@ async def open_stream(port, token, pid, latencies, ready, changes):
                 sent = changes.sent.pop(pid, None)
                 if sent is not None:
                     latencies.append(time.monotonic() - sent)
+                    slow.append((time.monotonic() - sent, sent, pid))
     finally:
         writer.close()
 
@@ -303,6 +314,12 @@ async def main_async(args):
             task.cancel()
         await asyncio.gather(*streams, return_exceptions=True)
         delivered = len(latencies)
+        if args.latency_only:
+            lat = sorted(latencies) or [float("nan")]
+            print(f"delivered {delivered} of {sent}: p50 {lat[len(lat) // 2] * 1000:.1f} ms, "
+                  f"p99 {lat[min(len(lat) - 1, int(0.99 * len(lat)))] * 1000:.1f} ms, max {lat[-1] * 1000:.1f} ms")
+            slowest()
+            return
 
         await asyncio.sleep(1.0)
         stop, answers = asyncio.Event(), []
@@ -342,6 +359,7 @@ async def main_async(args):
     print(f"| service CPU per delivered change | {cpu_events / max(delivered, 1) * 1e6:.0f} µs | "
           f"{cpu_polling / max(changed, 1) * 1e6:.0f} µs (all {len(answers)} polls counted) |")
     log(f"latencies: n={len(latencies)} max={max(lat) * 1000:.1f} ms")
+    slowest()
     where_it_goes(kinds)
 
 
@@ -352,6 +370,7 @@ def main():
     parser.add_argument("--heap-bin", required=True, help="examples/conn_heap: the service under a counting allocator")
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--where-only", action="store_true", help="only where an idle connection's memory goes")
+    parser.add_argument("--latency-only", action="store_true", help="only the streams' delivery latency")
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--seconds", type=float, default=10)
     args = parser.parse_args()
