@@ -24,6 +24,13 @@ For each page size, side by side in one run:
 Then captures per minute at WORKER_CONCURRENCY 1 and 2, peak PSS of the
 worker plus Chromium per concurrent capture, and the worker's own peak RSS.
 Reports numbers; asserts nothing.
+
+Since issue 21 part 3: a `tall` page (20 000 nodes, exactly 16 384 px), the
+floor on the worker's own CDP client (`--floor`, the `capture_floor`
+example: navigate, full-page PNG, DOM snapshot; plain and with
+`optimizeForSpeed`), a step-by-step table, `--pages`/`--tput-pages` to pick
+pages, and timed captures without the PSS sampler (memory is sampled on
+extra captures).
 """
 
 import argparse
