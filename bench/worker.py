@@ -24,6 +24,13 @@ For each page size, side by side in one run:
 Then captures per minute at WORKER_CONCURRENCY 1 and 2, peak PSS of the
 worker plus Chromium per concurrent capture, and the worker's own peak RSS.
 Reports numbers; asserts nothing.
+
+Since issue 21 part 3: a `tall` page (20 000 nodes, exactly 16 384 px), the
+floor on the worker's own CDP client (`--floor`, the `capture_floor`
+example: navigate, full-page PNG, DOM snapshot; plain and with
+`optimizeForSpeed`), a step-by-step table, `--pages`/`--tput-pages` to pick
+pages, and timed captures without the PSS sampler (memory is sampled on
+extra captures).
 """
 
 import argparse
@@ -75,6 +82,20 @@ def page(nodes, top=""):
     return (f"<!doctype html><html><head><title>{nodes} nodes</title><style>body {{ font-family: sans-serif; }}"
             f".card {{ padding: 8px; border: 1px solid #ccc; }} {css}</style></head><body>" + top
             + "".join(body) + "</body></html>").encode()
+
+
+def tall_page(nodes=20000, height=16384):
+    """`page(nodes)`'s cards in a grid of fixed rows, so the document is
+    exactly `height` CSS px tall at the bench's width: a page the
+    screenshot takes whole (no truncation) with every card on it."""
+    per_card, columns = 12, 14
+    cards = nodes // per_card
+    rows = -(-cards // columns)
+    row = height // rows
+    css = (f"html, body {{ margin: 0; }} body {{ display: grid; grid-template-columns: repeat({columns}, 1fr); "
+           f"grid-auto-rows: {row}px; align-content: start; height: {height}px; }} "
+           f".card {{ overflow: hidden; font-size: 11px; box-sizing: border-box; }}")
+    return page(nodes).decode().replace("</style>", css + "</style>", 1).encode()
 
 
 class Site:
@@ -175,7 +196,14 @@ class Worker:
         time.sleep(2)  # the browser starts warm
 
     def _sample(self):
+        # Only inside a window: reading smaps_rollup of Chromium's processes
+        # every 100 ms takes the renderers' memory-map lock and a core (it
+        # slowed the tall page's capture by a third), so timed captures run
+        # without it.
         while self.sampling:
+            if self.window is None:
+                time.sleep(0.05)
+                continue
             pids = tree(self.proc.pid)
             pss = pss_kib(pids)
             self.peak_pss = max(self.peak_pss, pss)
@@ -256,84 +284,171 @@ def floor(url, sandboxed):
         return time.monotonic() - started
 
 
+def cdp_floor(binary, urls, allow, runs, fast):
+    """`capture_floor` (crates/capture-worker/examples): navigate, one
+    full-page PNG and one DOM snapshot on the worker's own CDP client and
+    browser launch, a warm browser, a new context per capture. Returns
+    {url: [steps per run]}."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CHROMIUM_PATH": CHROMIUM, "EGRESS_ALLOW": ",".join(allow)}
+    command = [binary, "--runs", str(runs), "--width", str(WIDTH), "--height", str(HEIGHT), "--scale", str(SCALE)]
+    if fast:
+        command.append("--fast")
+    out = subprocess.run(command + urls, check=True, capture_output=True, timeout=900, env=env).stdout
+    steps = collections.defaultdict(list)
+    for line in out.decode().splitlines():
+        row = json.loads(line)
+        steps[row["url"]].append(row["steps"])
+    return steps
+
+
+def median_of(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
+STEPS = ["navigateMs", "readyMs", "settleMs", "revealMs", "quietMs", "screenshotMs", "snapshotMs", "detailsMs",
+         "totalMs"]
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--bin", required=True)
+    parser.add_argument("--floor", help="the capture_floor example binary (the floor on the worker's CDP client)")
+    parser.add_argument("--no-floors", action="store_true", help="the worker alone (quick looks while changing it)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pages", default="100,iframes,2000,25000,tall",
+                        help="of 100, iframes, 2000, 25000, tall (20 000 nodes, 16 384 px)")
+    parser.add_argument("--tput-pages", default="2000", help="pages for captures/min at concurrency 1 and 2")
+    parser.add_argument("--tput-jobs", type=int, default=12)
     args = parser.parse_args()
     runs = 1 if args.smoke else args.runs
-    sizes = [100] if args.smoke else [100, 2000, 25000]
+    wanted = ["100"] if args.smoke else args.pages.split(",")
+    tput_wanted = ["100"] if args.smoke else [p for p in args.tput_pages.split(",") if p]
     sqs, s3 = aws("sqs"), aws("s3")
     # Two more sites, one frame page each: other loopback addresses, free ports.
     frame_sites = [Site({"/frame": page(100)}, host) for host in ("127.0.0.3", "127.0.0.4")]
     frames = "".join(f'<iframe src="{fs.url("/frame")}" width="600" height="400"></iframe>' for fs in frame_sites)
-    site = Site({**{f"/{n}": page(n) for n in sizes}, "/iframes": page(100, f"<div>{frames}</div>")})
+    bodies = {"/100": page(100), "/2000": page(2000), "/25000": page(25000), "/tall": tall_page(),
+              "/iframes": page(100, f"<div>{frames}</div>")}
+    site = Site(bodies)
     allow = [site.addr] + [fs.addr for fs in frame_sites]
     callbacks = Callbacks()
-    # (label, path): the iframe page right after the small page it extends,
-    # before the big pages leave Chromium's memory high.
-    pages = [(str(n), f"/{n}") for n in sizes]
-    pages.insert(1, ("2 cross-origin iframes: 100 + 2×100", "/iframes"))
+    # (label, path) in this order: the iframe page right after the small page
+    # it extends, before the big pages leave Chromium's memory high.
+    labels = {"100": "100", "iframes": "2 cross-origin iframes: 100 + 2×100", "2000": "2000", "25000": "25000",
+              "tall": "tall: 20000 in 16 384 px"}
+    pages = [(labels[k], f"/{k}") for k in labels if k in wanted]
 
-    print("\n## W: capture worker vs `chromium --headless --screenshot`\n")
-    print(f"Viewport {WIDTH}×{HEIGHT} at scale {SCALE}; medians of {runs} runs; worker warm, floor cold by nature.\n")
+    floors_cdp, floors_fast = {}, {}
+    if args.floor and not args.no_floors:
+        urls = [site.url(path) for _, path in pages]
+        log(f"CDP floor, load {loadavg()}")
+        floors_cdp = cdp_floor(args.floor, urls, allow, runs, fast=False)
+        floors_fast = cdp_floor(args.floor, urls, allow, runs, fast=True)
+        log(f"CDP floor done, load {loadavg()}")
+
+    print("\n## W: capture worker vs `chromium --headless --screenshot` and the CDP floor\n")
+    print(f"Viewport {WIDTH}×{HEIGHT} at scale {SCALE}; medians of {runs} runs; worker warm, "
+          "`--screenshot` floor cold by nature, CDP floor warm (`capture_floor`: navigate, PNG, snapshot).\n")
     print("| page (DOM nodes) | worker: message → callback | floor: chromium --screenshot --no-sandbox | worker / floor "
           "| floor, sandboxed as nobody | worker / sandboxed floor "
+          "| CDP floor | worker / CDP floor | CDP floor, optimizeForSpeed | worker / that floor "
           "| manifest bytes | bytes per node | peak PSS while capturing | Chromium processes (renderers), most at once "
-          "| renderer processes seen |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| renderer processes seen | load avg before → after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     worker = Worker(args.bin, queue_url, allow, 1)
     peak_single = 0
+    step_rows = []
     for label, path in pages:
+        load_before = loadavg()
         url = site.url(path)
         frame_hits = [fs.hits for fs in frame_sites]
-        worker.watch()
         capture(sqs, queue_url, callbacks, url)  # warm-up: first use of this page
-        times, manifest_bytes, node_count = [], 0, 0
+        times, manifest_bytes, node_count, timings = [], 0, 0, []
         for _ in range(runs):
             pid, seconds = capture(sqs, queue_url, callbacks, url)
             times.append(seconds)
+            raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
+            manifest = json.loads(raw)
+            timings.append(manifest["timings"])
+        # Memory and processes: one more capture, sampled.
+        worker.watch()
+        capture(sqs, queue_url, callbacks, url)
         seen = worker.unwatch()
-        raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
-        manifest = json.loads(raw)
         manifest_bytes, node_count = len(raw), len(manifest["dom"]["nodes"])
-        log(f"{label}: worker timings of the last run (ms since start) {manifest['timings']}")
+        log(f"{label}: worker timings of the last timed run (ms since start) {manifest['timings']}")
         if path == "/iframes":
             log(f"{label}: frame sites answered {[fs.hits - h for fs, h in zip(frame_sites, frame_hits)]} requests "
                 f"over {runs + 1} captures; blocked requests in the last manifest: {manifest.get('blockedRequests')}; "
                 f"<iframe> nodes {sum(1 for d in manifest['dom']['nodes'] if d['name'].upper() == 'IFRAME')}, "
                 f"nodes per document {collections.Counter(d.get('document', 0) for d in manifest['dom']['nodes'])}")
-        floors = [floor(url, sandboxed=False) for _ in range(runs)]
-        sandboxed_floors = [floor(url, sandboxed=True) for _ in range(runs)]
+        floors = [floor(url, sandboxed=False) for _ in range(0 if args.no_floors else runs)] or [float("nan")]
+        sandboxed_floors = [floor(url, sandboxed=True) for _ in range(0 if args.no_floors else runs)] or [float("nan")]
         w, f, fs = statistics.median(times), statistics.median(floors), statistics.median(sandboxed_floors)
-        print(f"| {label} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {fs:.2f} s | {w / fs:.2f}× | {manifest_bytes:,} "
-              f"| {manifest_bytes / node_count:.0f} | {seen['pss'] / 1024:.0f} MiB | {seen['procs']} ({seen['renderers']}) "
-              f"| {len(seen['seen'])} over {runs + 1} captures |")
+        cdp = floors_cdp.get(url)
+        fast = floors_fast.get(url)
+        c = median_of(cdp, "totalMs") / 1000 if cdp else None
+        cf = median_of(fast, "totalMs") / 1000 if fast else None
+        cells = " | ".join(f"{x:.2f} s | {w / x:.2f}×" if x else "– | –" for x in (c, cf))
+        print(f"| {label} ({node_count}) | {w:.2f} s | {f:.2f} s | {w / f:.2f}× | {fs:.2f} s | {w / fs:.2f}× | {cells} "
+              f"| {manifest_bytes:,} | {manifest_bytes / node_count:.0f} | {seen['pss'] / 1024:.0f} MiB "
+              f"| {seen['procs']} ({seen['renderers']}) | {len(seen['seen'])} over 1 capture "
+              f"| {load_before} → {loadavg()} |")
         log(f"{label}: worker {[round(t, 2) for t in times]} floor {[round(t, 2) for t in floors]} "
-            f"sandboxed floor {[round(t, 2) for t in sandboxed_floors]}")
+            f"sandboxed floor {[round(t, 2) for t in sandboxed_floors]} "
+            f"CDP floor {[r['totalMs'] for r in cdp or []]} fast {[r['totalMs'] for r in fast or []]}")
+        step_rows.append((label, timings, cdp, fast))
     peak_single = worker.peak_pss
     worker_rss_single = worker.stop()
 
-    count = 2 if args.smoke else 12
-    tput_page = site.url(f"/{sizes[min(1, len(sizes) - 1)]}")
-    print(f"\n| WORKER_CONCURRENCY | captures/min ({count} jobs, page {tput_page.rsplit('/', 1)[1]} nodes) "
-          "| peak PSS worker+Chromium | per concurrent capture | worker process peak RSS |")
-    print("|---|---|---|---|---|")
-    for concurrency in (1, 2):
-        queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
-        worker = Worker(args.bin, queue_url, allow, concurrency)
-        capture(sqs, queue_url, callbacks, tput_page)
-        jobs = [job(queue_url, tput_page, callbacks.url) for _ in range(count)]
-        started = time.monotonic()
-        for _, body in jobs:
-            sqs.send_message(QueueUrl=queue_url, MessageBody=body)
-        callbacks.wait([pid for pid, _ in jobs])
-        elapsed = time.monotonic() - started
-        rss = worker.stop()
-        print(f"| {concurrency} | {count / elapsed * 60:.1f} | {worker.peak_pss / 1024:.0f} MiB "
-              f"| {worker.peak_pss / 1024 / concurrency:.0f} MiB | {rss / 1024:.1f} MiB |")
+    print("\nStep by step: when each step ended, ms since the capture started (medians; the worker's from its "
+          "manifest `timings`, whose snapshot, screenshot and details may overlap; the floor's from `capture_floor`):\n")
+    print("| page | who | " + " | ".join(k[:-2] for k in STEPS) + " |")
+    print("|---|---|" + "---|" * len(STEPS))
+    for label, timings, cdp, fast in step_rows:
+        print(f"| {label} | worker | " + " | ".join(f"{median_of(timings, k):.0f}" for k in STEPS) + " |")
+        for who, rows in (("CDP floor", cdp), ("CDP floor, optimizeForSpeed", fast)):
+            if rows:
+                ended = {"navigateMs": [r["openMs"] + r["navigateMs"] for r in rows],
+                         "screenshotMs": [r["openMs"] + r["navigateMs"] + r["screenshotMs"] for r in rows],
+                         "snapshotMs": [r["totalMs"] for r in rows], "totalMs": [r["totalMs"] for r in rows]}
+                print(f"| {label} | {who} | "
+                      + " | ".join(f"{statistics.median(ended[k]):.0f}" if k in ended else "" for k in STEPS) + " |")
+
+    count = 2 if args.smoke else args.tput_jobs
+    print(f"\n| page | WORKER_CONCURRENCY | captures/min ({count} jobs) "
+          "| peak PSS worker+Chromium | per concurrent capture | worker process peak RSS | load avg before → after |")
+    print("|---|---|---|---|---|---|---|")
+    for key in tput_wanted:
+        tput_page = site.url(f"/{key}")
+        for concurrency in (1, 2):
+            load_before = loadavg()
+            queue_url = sqs.create_queue(QueueName=f"bench-w-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+            worker = Worker(args.bin, queue_url, allow, concurrency)
+            capture(sqs, queue_url, callbacks, tput_page)
+            jobs = [job(queue_url, tput_page, callbacks.url) for _ in range(count)]
+            started = time.monotonic()
+            for _, body in jobs:
+                sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+            callbacks.wait([pid for pid, _ in jobs], limit_s=900)
+            elapsed = time.monotonic() - started
+            # Memory: `concurrency` more jobs at once, sampled.
+            worker.watch()
+            jobs = [job(queue_url, tput_page, callbacks.url) for _ in range(concurrency)]
+            for _, body in jobs:
+                sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+            callbacks.wait([pid for pid, _ in jobs], limit_s=900)
+            worker.unwatch()
+            rss = worker.stop()
+            print(f"| {labels[key]} | {concurrency} | {count / elapsed * 60:.1f} | {worker.peak_pss / 1024:.0f} MiB "
+                  f"| {worker.peak_pss / 1024 / concurrency:.0f} MiB | {rss / 1024:.1f} MiB "
+                  f"| {load_before} → {loadavg()} |")
     print(f"\nSingle-capture run above: peak PSS {peak_single / 1024:.0f} MiB, "
           f"worker process peak RSS {worker_rss_single / 1024:.1f} MiB.")
 

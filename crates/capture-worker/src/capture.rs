@@ -114,26 +114,43 @@ async fn run(
     page.quiet_and_freeze().await?;
     timings.quiet_ms = since_start();
 
-    let screenshot = page.screenshot(job.viewport.width, settings.max_height_px).await?;
-    timings.screenshot_ms = since_start();
-
+    // The snapshot first; then the screenshot, whose PNG Chromium encodes
+    // off the page's renderer, while the worker reads the snapshot, asks
+    // the renderer what it does not tell about text, and collects the
+    // asset bodies. Only the pixels of canvases and videos wait for the
+    // screenshot (a cut from the page is a screenshot of its own).
     let snapshot = page.snapshot(dom::STYLE_NAMES).await?;
     timings.snapshot_ms = since_start();
-
-    let questions: Vec<_> = snapshot
-        .iter()
-        .map(|part| {
-            let asked = dom::Snapshot::parse(&part.reply)
-                .map(|s| s.questions())
-                .unwrap_or_default();
-            (part.session.clone(), asked)
-        })
-        .collect();
-    let answers = page.answer(&questions).await;
+    let heights = page.heights(settings.max_height_px).await?;
+    let (screenshot, rest) = tokio::join!(
+        // First in the join: its command is sent before the other side
+        // parses the snapshot.
+        async {
+            let screenshot = page.screenshot(job.viewport.width, heights).await;
+            (screenshot, since_start())
+        },
+        async {
+            let questions: Vec<_> = snapshot
+                .iter()
+                .map(|part| {
+                    let asked = dom::Snapshot::parse(&part.reply)
+                        .map(|s| s.questions())
+                        .unwrap_or_default();
+                    (part.session.clone(), asked)
+                })
+                .collect();
+            let answers = page.answer_text(&questions).await;
+            let about = page.about().await?;
+            let assets = page.collect_assets().await?;
+            Ok::<_, Failure>((questions, answers, about, assets))
+        },
+    );
+    let (screenshot, screenshot_ms) = screenshot;
+    let screenshot = screenshot?;
+    timings.screenshot_ms = screenshot_ms;
+    let (questions, mut answers, about, assets) = rest?;
+    page.answer_pixels(&questions, &mut answers).await;
     timings.details_ms = since_start();
-
-    let about = page.about().await?;
-    let assets = page.collect_assets().await?;
     if proxy.over_budget() {
         return Err(page_too_large(settings).into());
     }

@@ -20,6 +20,9 @@
 //   the snapshot taken after it. (CSS that depends on the viewport, `vh`
 //   units and media queries, and ResizeObserver and matchMedia listeners
 //   still see it.)
+// - when the page last set a timer (`setTimeout`, `setInterval`) and which
+//   intervals run, so the worker's scroll pass can tell whether the page's
+//   scripts may still be reacting to a step (a debounced scroll handler).
 //
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
@@ -33,6 +36,9 @@
     lastChange: performance.now(),
     size: '',
     raf: w.requestAnimationFrame.bind(w),
+    setTimeout: w.setTimeout.bind(w),
+    lastTimer: 0,
+    intervals: new Set(),
     seen: new WeakSet(),
   };
   Object.defineProperty(w, '__pageImportCapture', { value: state });
@@ -57,6 +63,23 @@
       touch();
       return callback(t);
     });
+  };
+  const setTimeout_ = w.setTimeout;
+  w.setTimeout = function (...args) {
+    state.lastTimer = performance.now();
+    return setTimeout_.apply(w, args);
+  };
+  const setInterval_ = w.setInterval;
+  w.setInterval = function (...args) {
+    state.lastTimer = performance.now();
+    const id = setInterval_.apply(w, args);
+    state.intervals.add(id);
+    return id;
+  };
+  const clearInterval_ = w.clearInterval;
+  w.clearInterval = function (id) {
+    state.intervals.delete(id);
+    return clearInterval_.call(w, id);
   };
   const IO = w.IntersectionObserver;
   if (IO) {

@@ -271,6 +271,11 @@ impl PageState {
         self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
     }
 
+    /// No request in flight, and none started or ended since `since`.
+    pub fn untouched_since(&self, since: Instant) -> bool {
+        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t < since)
+    }
+
     /// Whether the page's documents asked for anything at `authority`
     /// (`host:port`, as the egress proxy names a tunnel).
     pub fn requested(&self, authority: &str) -> bool {
@@ -285,6 +290,13 @@ pub struct Navigation {
     pub net_error: Option<String>,
     /// The main document's status and URL (after redirects), when answered.
     pub document: Option<(u16, String)>,
+}
+
+/// The page's content height and the part of it a screenshot covers (CSS px).
+#[derive(Debug, Clone, Copy)]
+pub struct Heights {
+    pub content_height: u32,
+    pub captured_height: u32,
 }
 
 /// A full-page PNG and the heights it covers.
@@ -496,37 +508,66 @@ impl Page {
         let _ = self
             .evaluate("document.fonts.ready.then(() => true)", true, FONTS_TIMEOUT)
             .await;
+        // The document's size as of now, which [`Page::quiet_and_freeze`]
+        // compares with: the page has stopped changing once it is the same
+        // there and nothing else changed for [`PAGE_STILL_PERIOD`]. (Seen
+        // first there, a size would count as a change and hold every
+        // capture for that whole period.)
+        self.probe(
+            "(s => { const d = document.documentElement; if (s && d) s.size = d.scrollWidth + 'x' + d.scrollHeight; return true; })(window.__pageImportCapture)",
+        )
+        .await?;
         Ok(())
     }
 
     /// The scroll pass (SPEC §11): the page scrolled from top to bottom in
-    /// viewport steps, up to `max_height` CSS px and [`REVEAL_BUDGET`],
-    /// pausing [`REVEAL_PAUSE`] at each step so what appears in view can
-    /// appear; then back to the top without the page's scroll listeners
-    /// hearing it (see `page.js`), and the network waited for again
-    /// (bounded). The worker drives each step and does its own waiting: a
-    /// page that breaks its own `scrollTo` or timers only shortens the
-    /// pass, which improves a capture and never fails it.
+    /// viewport steps, up to `max_height` CSS px and [`REVEAL_BUDGET`];
+    /// then back to the top without the page's scroll listeners hearing it
+    /// (see `page.js`), and the network waited for again (bounded). The
+    /// worker drives each step and does its own waiting: a page that breaks
+    /// its own `scrollTo` or timers only shortens the pass, which improves
+    /// a capture and never fails it.
+    ///
+    /// At each step the page gets two animation frames, in which Chromium
+    /// delivers scroll events and IntersectionObserver callbacks. A step
+    /// the page may still be reacting to is held for [`REVEAL_PAUSE`] in
+    /// all, so what appears in view can appear: one after which the page
+    /// mutated its DOM, ran an animation frame of its own, set a timer or
+    /// started or ended a request, and every step while an interval runs
+    /// or the page has frames (whose scripts `page.js` does not see). A
+    /// page none of whose scripts heard the step goes on to the next.
     pub async fn reveal(&self, max_height: u32) -> Result<(), Failure> {
         let started = Instant::now();
         self.probe("(s => { if (s) s.hold = true; return true; })(window.__pageImportCapture)")
             .await?;
         let mut steps = 0;
         while started.elapsed() < REVEAL_BUDGET {
+            let step_started = Instant::now();
             let step = format!(
-                "(() => {{
+                "(async () => {{
                     const y = Math.max(innerHeight, 100) * {next};
-                    if (y >= Math.min(document.documentElement.scrollHeight, {max_height})) return false;
+                    if (y >= Math.min(document.documentElement.scrollHeight, {max_height})) return 'end';
+                    const s = window.__pageImportCapture;
+                    const t = performance.now();
                     scrollTo({{ top: y, left: 0, behavior: 'instant' }});
-                    return true;
+                    if (!s) return 'heard';
+                    await new Promise(done => {{ s.setTimeout(done, {pause}); s.raf(() => s.raf(done)); }});
+                    const heard = s.lastChange > t || s.lastTimer > t || s.intervals.size > 0 || window.frames.length > 0;
+                    return heard ? 'heard' : 'unheard';
                 }})()",
                 next = steps + 1,
+                pause = REVEAL_PAUSE.as_millis(),
             );
-            if self.probe(&step).await? != Some(Value::Bool(true)) {
-                break;
-            }
+            let heard = match self.probe_awaiting(&step).await?.as_ref().and_then(Value::as_str) {
+                Some("unheard") => !self.state().untouched_since(step_started),
+                Some("heard") => true,
+                // The end of the page, or a step the page broke.
+                _ => break,
+            };
             steps += 1;
-            tokio::time::sleep(REVEAL_PAUSE).await;
+            if heard {
+                tokio::time::sleep(REVEAL_PAUSE.saturating_sub(step_started.elapsed())).await;
+            }
         }
         if steps > 0 {
             // `instant`: a page's `scroll-behavior: smooth` would still be
@@ -585,10 +626,19 @@ impl Page {
     /// it threw, timed out or gave nothing (a page can break what the worker
     /// asks of it); an error only when the browser is gone.
     async fn probe(&self, expression: &str) -> Result<Option<Value>, Failure> {
+        self.probe_with(expression, false).await
+    }
+
+    /// [`Page::probe`] of an expression whose promise is awaited.
+    async fn probe_awaiting(&self, expression: &str) -> Result<Option<Value>, Failure> {
+        self.probe_with(expression, true).await
+    }
+
+    async fn probe_with(&self, expression: &str, await_promise: bool) -> Result<Option<Value>, Failure> {
         let result = self
             .call_within(
                 "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true}),
+                json!({"expression": expression, "returnByValue": true, "awaitPromise": await_promise}),
                 COMMAND_TIMEOUT,
             )
             .await;
@@ -605,8 +655,9 @@ impl Page {
         }
     }
 
-    /// A full-page PNG of `width` CSS px, at most `max_height` CSS px tall.
-    pub async fn screenshot(&self, width: i32, max_height: u32) -> Result<Screenshot, Failure> {
+    /// The page's content height, read now, and how much of it a
+    /// screenshot of at most `max_height` CSS px covers.
+    pub async fn heights(&self, max_height: u32) -> Result<Heights, Failure> {
         let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
         let content = if metrics["cssContentSize"].is_object() {
             &metrics["cssContentSize"]
@@ -614,12 +665,28 @@ impl Page {
             &metrics["contentSize"]
         };
         let content_height = content["height"].as_f64().unwrap_or(1.0).ceil().max(1.0) as u32;
-        let captured_height = content_height.min(max_height);
+        Ok(Heights {
+            content_height,
+            captured_height: content_height.min(max_height),
+        })
+    }
+
+    /// A full-page PNG of `width` CSS px and the captured height. The
+    /// command is sent when this is first polled.
+    pub async fn screenshot(&self, width: i32, heights: Heights) -> Result<Screenshot, Failure> {
+        let Heights {
+            content_height,
+            captured_height,
+        } = heights;
         let shot = self
             .call_raw_within(
                 "Page.captureScreenshot",
+                // `optimizeForSpeed`: the same pixels, losslessly, with
+                // Chromium's fast zlib settings (bench W: the encoding is
+                // most of a tall page's screenshot).
                 json!({
                     "format": "png", "captureBeyondViewport": true, "fromSurface": true,
+                    "optimizeForSpeed": true,
                     "clip": {"x": 0, "y": 0, "width": width, "height": captured_height, "scale": 1},
                 }),
                 HEAVY_TIMEOUT,
@@ -702,24 +769,30 @@ impl Page {
         Ok(parts)
     }
 
-    /// Asks Chromium what each part's snapshot does not tell (see
-    /// [`Questions`]), in the session the part was taken in: the fonts that
-    /// drew its text (one `CSS.getPlatformFontsForNode` per node, all of
-    /// them in flight at once), the pixels of its canvases and videos, and
-    /// which ambiguous elements host a shadow root. A question Chromium
-    /// cannot answer stays unanswered.
-    pub async fn answer(&self, questions: &[(String, Questions)]) -> Answers {
+    /// Asks Chromium what each part's snapshot does not tell about its
+    /// text and shadow trees (see [`Questions`]), in the session the part
+    /// was taken in: the fonts that drew its text (one
+    /// `CSS.getPlatformFontsForNode` per node, all of them in flight at
+    /// once) and which ambiguous elements host a shadow root. None of it
+    /// depends on the viewport, so it may run while the screenshot is being
+    /// taken. A question Chromium cannot answer stays unanswered. The
+    /// pixels are [`Page::answer_pixels`]'.
+    pub async fn answer_text(&self, questions: &[(String, Questions)]) -> Answers {
         let mut answers = Answers::default();
         let mut font_ids: HashMap<FontUse, usize> = HashMap::new();
-        let mut images_left = dom::MAX_ELEMENT_IMAGES;
-        for (session, asked) in questions {
-            let mut details = Details::default();
-            let (fonts, hosts) = tokio::join!(
+        let parts = futures::future::join_all(questions.iter().map(|(session, asked)| async move {
+            tokio::join!(
                 self.fonts_of(session, &asked.text_nodes),
                 self.shadow_hosts(session, &asked.maybe_hosts),
-            );
-            details.hosts = hosts;
-            let web_fonts = self.state().web_fonts.clone();
+            )
+        }))
+        .await;
+        let web_fonts = self.state().web_fonts.clone();
+        for ((_, asked), (fonts, hosts)) in questions.iter().zip(parts) {
+            let mut details = Details {
+                hosts,
+                ..Details::default()
+            };
             let text_of: HashMap<i64, &TextNode> = asked.text_nodes.iter().map(|t| (t.backend_node_id, t)).collect();
             for (node, used) in fonts {
                 let Some(text) = text_of.get(&node) else { continue };
@@ -738,9 +811,26 @@ impl Page {
                     .collect();
                 details.fonts.insert(node, ids);
             }
+            answers.details.push(details);
+        }
+        answers
+    }
+
+    /// The pixels of each part's canvases and videos (at most
+    /// [`dom::MAX_ELEMENT_IMAGES`] in all), added to `answers` (from
+    /// [`Page::answer_text`] of the same questions): read with `toDataURL`
+    /// in a JavaScript world of the worker's own, or cut from the page.
+    /// A cut is a screenshot of its own: call this once the full-page one
+    /// is done.
+    pub async fn answer_pixels(&self, questions: &[(String, Questions)], answers: &mut Answers) {
+        let mut images_left = dom::MAX_ELEMENT_IMAGES;
+        for ((session, asked), details) in questions.iter().zip(answers.details.iter_mut()) {
             // One element at a time: each read can be megabytes, and a cut
             // from the page is a screenshot of its own.
             let wanted = &asked.pixels[..asked.pixels.len().min(images_left)];
+            if wanted.is_empty() {
+                continue;
+            }
             images_left -= wanted.len();
             let world = self.isolated_world(session, asked.frame_id.as_deref()).await;
             let main = *session == self.session;
@@ -753,9 +843,7 @@ impl Page {
                     });
                 }
             }
-            answers.details.push(details);
         }
-        answers
     }
 
     /// The fonts that drew each node's text, most glyphs first.
