@@ -127,32 +127,7 @@ async fn main() -> anyhow::Result<()> {
 async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyhow::Result<Value> {
     let started = Instant::now();
     let ms = |since: Instant| since.elapsed().as_millis() as u64;
-    let context = cdp
-        .call(
-            None,
-            "Target.createBrowserContext",
-            json!({"disposeOnDetach": true, "proxyServer": proxy, "proxyBypassList": "<-loopback>"}),
-            TIMEOUT,
-        )
-        .await?;
-    let context_id = context["browserContextId"].clone();
-    let target = cdp
-        .call(
-            None,
-            "Target.createTarget",
-            json!({"url": "about:blank", "browserContextId": context_id}),
-            TIMEOUT,
-        )
-        .await?;
-    let attached = cdp
-        .call(
-            None,
-            "Target.attachToTarget",
-            json!({"targetId": target["targetId"], "flatten": true}),
-            TIMEOUT,
-        )
-        .await?;
-    let session = attached["sessionId"].as_str().unwrap_or_default().to_owned();
+    let (context_id, session) = cdp.open_page(proxy, TIMEOUT).await?;
     let mut events = cdp.subscribe(&session);
     let call = |method: &'static str, params: Value| cdp.call(Some(&session), method, params, TIMEOUT);
     call("Page.enable", json!({})).await?;
@@ -256,13 +231,7 @@ async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyho
         .unwrap_or(0);
 
     cdp.forget_session(&session);
-    cdp.call(
-        None,
-        "Target.disposeBrowserContext",
-        json!({"browserContextId": context_id}),
-        TIMEOUT,
-    )
-    .await?;
+    cdp.dispose_context(&context_id, TIMEOUT).await?;
     Ok(json!({
         "openMs": opened_ms, "navigateMs": navigate_ms, "beforeScreenshotMs": scrolled_ms, "screenshotMs": screenshot_ms,
         "snapshotMs": snapshot_ms, "totalMs": total_ms, "contentHeight": content_height,

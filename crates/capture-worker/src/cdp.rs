@@ -146,6 +146,60 @@ impl Connection {
         )
     }
 
+    /// A new browser context behind `proxy_url` (disposed with its last
+    /// page) and one blank page in it, attached: the context's id and the
+    /// page's session id. The context is disposed again if the page cannot
+    /// be opened.
+    pub async fn open_page(&self, proxy_url: &str, timeout: Duration) -> Result<(String, String), CdpError> {
+        let context = self
+            .call(
+                None,
+                "Target.createBrowserContext",
+                json!({"disposeOnDetach": true, "proxyServer": proxy_url, "proxyBypassList": "<-loopback>"}),
+                timeout,
+            )
+            .await?;
+        let context_id = context["browserContextId"].as_str().unwrap_or_default().to_owned();
+        let page = async {
+            let target = self
+                .call(
+                    None,
+                    "Target.createTarget",
+                    json!({"url": "about:blank", "browserContextId": context_id}),
+                    timeout,
+                )
+                .await?;
+            let attached = self
+                .call(
+                    None,
+                    "Target.attachToTarget",
+                    json!({"targetId": target["targetId"], "flatten": true}),
+                    timeout,
+                )
+                .await?;
+            Ok(attached["sessionId"].as_str().unwrap_or_default().to_owned())
+        }
+        .await;
+        match page {
+            Ok(session) => Ok((context_id, session)),
+            Err(e) => {
+                let _ = self.dispose_context(&context_id, timeout).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Closes a browser context and every page in it.
+    pub async fn dispose_context(&self, context_id: &str, timeout: Duration) -> Result<Value, CdpError> {
+        self.call(
+            None,
+            "Target.disposeBrowserContext",
+            json!({"browserContextId": context_id}),
+            timeout,
+        )
+        .await
+    }
+
     /// Sends a command and waits at most `timeout` for its `result`.
     pub async fn call(
         &self,

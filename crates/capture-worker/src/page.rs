@@ -369,42 +369,7 @@ impl Page {
     /// `proxy_url`.
     pub async fn open(browser: &Browser, proxy_url: &str) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
-        let context = cdp
-            .call(
-                None,
-                "Target.createBrowserContext",
-                json!({"disposeOnDetach": true, "proxyServer": proxy_url, "proxyBypassList": "<-loopback>"}),
-                COMMAND_TIMEOUT,
-            )
-            .await?;
-        let context_id = context["browserContextId"].as_str().unwrap_or_default().to_owned();
-        let page = async {
-            let target = cdp
-                .call(
-                    None,
-                    "Target.createTarget",
-                    json!({"url": "about:blank", "browserContextId": context_id}),
-                    COMMAND_TIMEOUT,
-                )
-                .await?;
-            let attached = cdp
-                .call(
-                    None,
-                    "Target.attachToTarget",
-                    json!({"targetId": target["targetId"], "flatten": true}),
-                    COMMAND_TIMEOUT,
-                )
-                .await?;
-            Ok::<_, CdpError>(attached["sessionId"].as_str().unwrap_or_default().to_owned())
-        }
-        .await;
-        let session = match page {
-            Ok(session) => session,
-            Err(e) => {
-                let _ = dispose(&cdp, &context_id).await;
-                return Err(e.into());
-            }
-        };
+        let (context_id, session) = cdp.open_page(proxy_url, COMMAND_TIMEOUT).await?;
         let state = Arc::new(Mutex::new(PageState::default()));
         watch(&cdp, &session, true, &state);
         Ok(Self {
@@ -1107,7 +1072,7 @@ impl Page {
         for frame in &self.state().frames {
             self.cdp.forget_session(&frame.session);
         }
-        let _ = dispose(&self.cdp, &self.context_id).await;
+        let _ = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await;
     }
 
     /// Waits for network idle in every frame, until `deadline`.
@@ -1297,16 +1262,6 @@ async fn auto_attach(cdp: &Connection, session: &str) -> Result<Value, CdpError>
         Some(session),
         "Target.setAutoAttach",
         json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
-        COMMAND_TIMEOUT,
-    )
-    .await
-}
-
-async fn dispose(cdp: &Connection, context_id: &str) -> Result<Value, CdpError> {
-    cdp.call(
-        None,
-        "Target.disposeBrowserContext",
-        json!({"browserContextId": context_id}),
         COMMAND_TIMEOUT,
     )
     .await
