@@ -22,7 +22,6 @@ use page_import_contract::capture::{
 use page_import_contract::job::{s3_url, CaptureJob};
 use page_import_contract::manifest::{CaptureHash, ManifestIdentity};
 use sha2::{Digest, Sha256};
-use tokio::task::JoinSet;
 
 use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
@@ -82,10 +81,8 @@ impl Worker {
             format!("{prefix}{MANIFEST_OBJECT}"),
             format!("{prefix}{FAILURE_OBJECT}"),
         );
-        let (earlier_manifest, earlier_failure) = tokio::join!(
-            get(&self.s3, bucket, &manifest_key),
-            get(&self.s3, bucket, &failure_key)
-        );
+        let (earlier_manifest, earlier_failure) =
+            tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key));
         let body = if let Some(manifest) = earlier_manifest? {
             tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, "attempt already captured; repeating its callback");
             completed_body(job, &manifest)
@@ -162,22 +159,21 @@ impl Worker {
         };
         let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
         let key = format!("{}{FAILURE_OBJECT}", job.artifacts.prefix);
-        let stored =
-            match put_if_absent(&self.s3, &job.artifacts.bucket, &key, bytes.into(), "application/json").await? {
-                Stored::Written => record,
-                Stored::AlreadyThere(earlier) => serde_json::from_slice(&earlier)
-                    .map_err(|_| StorageError("failure.json is not a failure record".into()))?,
-            };
+        let stored = match self
+            .put_if_absent(&job.artifacts.bucket, &key, bytes.into(), "application/json")
+            .await?
+        {
+            Stored::Written => record,
+            Stored::AlreadyThere(earlier) => serde_json::from_slice(&earlier)
+                .map_err(|_| StorageError("failure.json is not a failure record".into()))?,
+        };
         Ok(failed_body(job, &stored.message, stored.retryable))
     }
 
     /// Uploads assets, the screenshot and last the manifest; returns the
     /// manifest bytes as stored. One asset entry per stored object: a font
     /// the page preloaded and then used is one file; the same bytes from
-    /// another URL are that entry's `otherUrls`. The assets and the
-    /// screenshot go up while the manifest is built (for this delivery's
-    /// screenshot; built again in the rare case that an earlier delivery's
-    /// is the one stored).
+    /// another URL are that entry's `otherUrls`.
     async fn store_capture(
         &self,
         job: &CaptureJob<'_>,
@@ -189,8 +185,7 @@ impl Worker {
         let screenshot_key = format!("{prefix}{SCREENSHOT_OBJECT}");
         let images = &captured.answers.images;
         let mut assets: Vec<Asset<'_>> = Vec::with_capacity(captured.assets.len() + images.len());
-        // Dropped, it aborts what is still uploading.
-        let mut uploads = JoinSet::new();
+        let mut uploads = Vec::with_capacity(assets.capacity());
         // The entry of each stored key.
         let mut stored: HashMap<String, usize> = HashMap::new();
         let mut key_of_url: HashMap<&str, String> = HashMap::new();
@@ -217,14 +212,7 @@ impl Worker {
                 continue;
             }
             stored.insert(key.clone(), assets.len());
-            let (s3, bucket, upload_key, body, mime) = (
-                self.s3.clone(),
-                bucket.to_owned(),
-                key.clone(),
-                bytes.clone(),
-                mime_type.to_owned(),
-            );
-            uploads.spawn(async move { put(&s3, &bucket, upload_key, body, &mime).await });
+            uploads.push(self.put(bucket, key.clone(), bytes.clone(), mime_type));
             assets.push(Asset {
                 url,
                 other_urls: Vec::new(),
@@ -235,18 +223,18 @@ impl Worker {
                 key,
             });
         }
-        // A screenshot an earlier delivery stored stays, and the manifest
-        // describes it.
-        let mut screenshot_upload = JoinSet::new();
-        {
-            let (s3, bucket, key, png) = (
-                self.s3.clone(),
-                bucket.to_owned(),
-                screenshot_key.clone(),
-                captured.screenshot_png.clone(),
-            );
-            screenshot_upload.spawn(async move { put_if_absent(&s3, &bucket, &key, png, "image/png").await });
-        }
+        // Assets and the screenshot go up together; a screenshot an earlier
+        // delivery stored stays, and this manifest describes it.
+        let (uploaded, screenshot) = tokio::join!(
+            futures::future::try_join_all(uploads),
+            self.put_if_absent(bucket, &screenshot_key, captured.screenshot_png.clone(), "image/png"),
+        );
+        uploaded?;
+        let screenshot = match screenshot? {
+            Stored::Written => captured.screenshot_png.clone(),
+            Stored::AlreadyThere(earlier) => earlier,
+        };
+        let (pixel_width, pixel_height) = manifest::png_size(&screenshot).unwrap_or((0, 0));
         let browser = self.browsers.version().await;
         let fonts = captured
             .answers
@@ -259,7 +247,7 @@ impl Worker {
                 asset: f.src.as_deref().and_then(|src| key_of_url.get(src)).cloned(),
             })
             .collect();
-        let mut manifest = CaptureManifest {
+        let manifest = CaptureManifest {
             identity: ManifestIdentity {
                 schema_version: 1,
                 page_import_id: &job.page_import_id,
@@ -288,110 +276,84 @@ impl Worker {
                 ready_selector: job.ready_selector.as_deref(),
                 matched: captured.ready_matched,
             },
-            screenshot: screenshot_info(&screenshot_key, &captured.screenshot_png),
+            screenshot: ScreenshotInfo {
+                key: &screenshot_key,
+                pixel_width,
+                pixel_height,
+                sha256: hex::encode(Sha256::digest(&screenshot)),
+            },
             assets,
             fonts: captured.fonts.clone(),
             blocked_requests: &captured.blocked,
             timings: &captured.timings,
             dom: dom::dom(parts, &image_keys, fonts),
         };
-        let ours = serde_json::to_vec(&manifest).expect("a manifest serializes");
-        while let Some(uploaded) = uploads.join_next().await {
-            uploaded.map_err(upload_task)??;
-        }
-        let screenshot = screenshot_upload
-            .join_next()
-            .await
-            .expect("the screenshot upload was spawned")
-            .map_err(upload_task)??;
-        let bytes = Bytes::from(match screenshot {
-            Stored::Written => ours,
-            Stored::AlreadyThere(earlier) => {
-                manifest.screenshot = screenshot_info(&screenshot_key, &earlier);
-                serde_json::to_vec(&manifest).expect("a manifest serializes")
-            }
-        });
+        let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
         drop(manifest);
         metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);
         let key = format!("{prefix}{MANIFEST_OBJECT}");
-        match put_if_absent(&self.s3, bucket, &key, bytes.clone(), "application/json").await? {
+        match self
+            .put_if_absent(bucket, &key, bytes.clone(), "application/json")
+            .await?
+        {
             Stored::Written => Ok(bytes),
             Stored::AlreadyThere(earlier) => Ok(earlier),
         }
     }
-}
 
-async fn get(s3: &aws_sdk_s3::Client, bucket: &str, key: &str) -> Result<Option<Bytes>, StorageError> {
-    match s3.get_object().bucket(bucket).key(key).send().await {
-        Ok(object) => {
-            let bytes = object.body.collect().await.map_err(|e| StorageError(e.to_string()))?;
-            Ok(Some(bytes.into_bytes()))
-        }
-        Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 404 => Ok(None),
-        Err(e) => Err(storage(e)),
-    }
-}
-
-async fn put(
-    s3: &aws_sdk_s3::Client,
-    bucket: &str,
-    key: String,
-    bytes: Bytes,
-    content_type: &str,
-) -> Result<(), StorageError> {
-    s3.put_object()
-        .bucket(bucket)
-        .key(key)
-        .content_type(content_type)
-        .body(ByteStream::from(bytes))
-        .send()
-        .await
-        .map(|_| ())
-        .map_err(storage)
-}
-
-async fn put_if_absent(
-    s3: &aws_sdk_s3::Client,
-    bucket: &str,
-    key: &str,
-    bytes: Bytes,
-    content_type: &str,
-) -> Result<Stored, StorageError> {
-    let result = s3
-        .put_object()
-        .bucket(bucket)
-        .key(key)
-        .content_type(content_type)
-        .if_none_match("*")
-        .body(ByteStream::from(bytes))
-        .send()
-        .await;
-    match result {
-        Ok(_) => Ok(Stored::Written),
-        // 412: it exists; 409: a concurrent conditional write is in progress.
-        Err(SdkError::ServiceError(e)) if matches!(e.raw().status().as_u16(), 409 | 412) => {
-            match get(s3, bucket, key).await? {
-                Some(earlier) => Ok(Stored::AlreadyThere(earlier)),
-                None => Err(StorageError(format!("{key} was being written concurrently"))),
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Bytes>, StorageError> {
+        match self.s3.get_object().bucket(bucket).key(key).send().await {
+            Ok(object) => {
+                let bytes = object.body.collect().await.map_err(|e| StorageError(e.to_string()))?;
+                Ok(Some(bytes.into_bytes()))
             }
+            Err(SdkError::ServiceError(e)) if e.raw().status().as_u16() == 404 => Ok(None),
+            Err(e) => Err(storage(e)),
         }
-        Err(e) => Err(storage(e)),
     }
-}
 
-/// The manifest's description of the stored screenshot.
-fn screenshot_info<'a>(key: &'a str, png: &[u8]) -> ScreenshotInfo<'a> {
-    let (pixel_width, pixel_height) = manifest::png_size(png).unwrap_or((0, 0));
-    ScreenshotInfo {
-        key,
-        pixel_width,
-        pixel_height,
-        sha256: hex::encode(Sha256::digest(png)),
+    async fn put(&self, bucket: &str, key: String, bytes: Bytes, content_type: &str) -> Result<(), StorageError> {
+        self.s3
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .content_type(content_type)
+            .body(ByteStream::from(bytes))
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(storage)
     }
-}
 
-fn upload_task(e: tokio::task::JoinError) -> StorageError {
-    StorageError(format!("an upload task failed: {e}"))
+    async fn put_if_absent(
+        &self,
+        bucket: &str,
+        key: &str,
+        bytes: Bytes,
+        content_type: &str,
+    ) -> Result<Stored, StorageError> {
+        let result = self
+            .s3
+            .put_object()
+            .bucket(bucket)
+            .key(key)
+            .content_type(content_type)
+            .if_none_match("*")
+            .body(ByteStream::from(bytes))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(Stored::Written),
+            // 412: it exists; 409: a concurrent conditional write is in progress.
+            Err(SdkError::ServiceError(e)) if matches!(e.raw().status().as_u16(), 409 | 412) => {
+                match self.get(bucket, key).await? {
+                    Some(earlier) => Ok(Stored::AlreadyThere(earlier)),
+                    None => Err(StorageError(format!("{key} was being written concurrently"))),
+                }
+            }
+            Err(e) => Err(storage(e)),
+        }
+    }
 }
 
 /// The page's snapshot must parse; a frame's that does not is left empty
