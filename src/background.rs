@@ -1,5 +1,5 @@
-//! Background tasks: the outbox relay, the sweeper (its rule is
-//! `service::sweeper`), and the change notifier and listener of event
+//! Background tasks: the outbox relay, the capture dispatcher (its rules are
+//! `service::dispatch`), the sweeper (its rule is `service::sweeper`), and the change notifier and listener of event
 //! streams (`changes.rs`). All are safe to run in every replica (SKIP LOCKED) and
 //! stop when the token is cancelled.
 
@@ -55,6 +55,14 @@ pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandl
         supervise("notifier", {
             let (notifier, pool, shutdown) = (state.notifier.clone(), state.pool.clone(), shutdown.clone());
             Box::new(move || notifier.clone().run(pool.clone(), shutdown.clone()).boxed())
+        }),
+        supervise("dispatcher", {
+            let (dispatcher, interval, shutdown) = (
+                state.dispatcher(),
+                state.config.capture_dispatch_interval,
+                shutdown.clone(),
+            );
+            Box::new(move || dispatcher.clone().run(interval, shutdown.clone()).boxed())
         }),
         supervise("sweeper", {
             let (sweeper_, interval, shutdown) = (state.sweeper(), state.config.sweeper_interval, shutdown.clone());

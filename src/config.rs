@@ -43,6 +43,21 @@ pub struct Config {
     /// Attempts per import before a timeout or a retryable failure is final.
     #[arg(long, env = "CAPTURE_MAX_ATTEMPTS", default_value = "3", value_parser = parse::count::<i32>)]
     pub capture_max_attempts: i32,
+    /// Capture attempts in flight in the whole deployment before dispatch
+    /// waits (SPEC §12): the worker fleet's total concurrency.
+    #[arg(long, env = "CAPTURE_MAX_IN_FLIGHT", default_value = "64", value_parser = parse::count::<i64>)]
+    pub capture_max_in_flight: i64,
+    /// The same, per organization.
+    #[arg(long, env = "CAPTURE_MAX_IN_FLIGHT_PER_ORG", default_value = "16", value_parser = parse::count::<i64>)]
+    pub capture_max_in_flight_per_org: i64,
+    /// Queued attempts an organization may hold before creates and retries
+    /// answer 429.
+    #[arg(long, env = "ORG_MAX_QUEUED", default_value = "10000", value_parser = parse::count::<i64>)]
+    pub org_max_queued: i64,
+    /// How often a dispatch pass runs when nothing wakes it sooner (a slot
+    /// freed or an attempt queued on another replica).
+    #[arg(long, env = "CAPTURE_DISPATCH_INTERVAL_MS", default_value = "1000", value_parser = parse::millis)]
+    pub capture_dispatch_interval: Duration,
     #[arg(long, env = "SOURCE_URL_DNS_CHECK", default_value = "true", action = ArgAction::Set,
           value_parser = BoolishValueParser::new())]
     pub source_url_dns_check: bool,
@@ -189,6 +204,9 @@ mod tests {
         assert_eq!(config.events_max_streams, 1000);
         assert_eq!(config.events_reread_interval, Duration::from_secs(10));
         assert_eq!(config.capture_max_attempts, 3);
+        assert_eq!(config.capture_max_in_flight, 64);
+        assert_eq!(config.capture_max_in_flight_per_org, 16);
+        assert_eq!(config.org_max_queued, 10_000);
         assert_eq!(config.metrics_addr, None);
     }
 
@@ -249,6 +267,11 @@ mod tests {
             ("DATABASE_COALESCE_SLOTS", "65"),
             ("EVENTS_MAX_STREAMS", "0"),
             ("CAPTURE_MAX_ATTEMPTS", "0"),
+            ("CAPTURE_MAX_IN_FLIGHT", "0"),
+            ("CAPTURE_MAX_IN_FLIGHT", "many"),
+            ("CAPTURE_MAX_IN_FLIGHT_PER_ORG", "0"),
+            ("ORG_MAX_QUEUED", "-1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "soon"),
             ("METRICS_ADDR", "localhost"),
         ] {
             let mut env = base();

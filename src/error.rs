@@ -40,6 +40,10 @@ pub enum ApiError {
     Timeout,
     #[error("too many event streams")]
     TooManyStreams,
+    /// The organization holds `ORG_MAX_QUEUED` queued capture attempts
+    /// (SPEC §12); `retry_after` whole seconds, at least 1.
+    #[error("too many queued captures")]
+    TooManyQueued { retry_after: u64 },
     /// The queue of requests waiting for a database statement is full.
     #[error("overloaded")]
     Overloaded,
@@ -87,6 +91,7 @@ impl ApiError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Validation(_) | Self::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooManyQueued { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable(_) | Self::Timeout | Self::TooManyStreams | Self::Overloaded | Self::TasksDown(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -108,6 +113,7 @@ impl ApiError {
             Self::Unavailable(_) => "dependency_unavailable",
             Self::Timeout => "request_timeout",
             Self::TooManyStreams => "too_many_streams",
+            Self::TooManyQueued { .. } => "too_many_queued",
             Self::Overloaded => "overloaded",
             Self::TasksDown(_) => "background_task_down",
             Self::Internal(_) => "internal_error",
@@ -128,6 +134,10 @@ impl ApiError {
             Self::Validation(_) => "One or more fields are invalid.".into(),
             Self::Unavailable(what) => format!("The {what} is unavailable; retry later."),
             Self::Timeout => "The request took too long; retry later.".into(),
+            Self::TooManyQueued { .. } => {
+                "Your organization has as many captures waiting as it may queue; retry after the time in Retry-After."
+                    .into()
+            }
             Self::TooManyStreams => "This replica has as many open event streams as it serves; retry later.".into(),
             Self::Overloaded => {
                 "This replica has as many requests waiting for the database as it queues; retry shortly.".into()
@@ -186,6 +196,9 @@ impl IntoResponse for ApiError {
             }
             Self::Overloaded => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            Self::TooManyQueued { retry_after } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after.max(1)));
             }
             Self::Conflict {
                 code: "idempotency_key_in_flight",

@@ -18,6 +18,13 @@ fn handle() -> &'static PrometheusHandle {
                 ],
             )
             .expect("static buckets are valid")
+            .set_buckets_for_metric(
+                Matcher::Full("page_import_capture_queue_wait_seconds".into()),
+                &[
+                    0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0,
+                ],
+            )
+            .expect("static buckets are valid")
             .install_recorder()
             .expect("no other metrics recorder is installed");
         // `install_recorder` starts no upkeep: histogram samples would pile
@@ -119,6 +126,26 @@ impl Metrics {
     /// Attempts started after the first, by reason: `sweeper`, `retryable`, `manual`.
     pub fn attempts_started(&self, reason: crate::domain::lifecycle::AttemptReason, n: u64) {
         metrics::counter!("page_import_attempts_started_total", "reason" => reason.as_str()).increment(n);
+    }
+
+    /// Capture attempts waiting for a slot, in the whole deployment (SPEC §12).
+    pub fn capture_queued(&self, n: i64) {
+        metrics::gauge!("page_import_capture_queued").set(n as f64);
+    }
+
+    /// Capture attempts holding a slot, in the whole deployment (SPEC §12).
+    pub fn capture_in_flight(&self, n: i64) {
+        metrics::gauge!("page_import_capture_in_flight").set(n as f64);
+    }
+
+    /// From an attempt's start to SQS accepting its message.
+    pub fn capture_queue_wait(&self, seconds: f64) {
+        metrics::histogram!("page_import_capture_queue_wait_seconds").record(seconds.max(0.0));
+    }
+
+    /// A create or retry refused by admission (SPEC §12).
+    pub fn admission_rejected(&self, reason: &'static str) {
+        metrics::counter!("page_import_admission_rejected_total", "reason" => reason).increment(1);
     }
 
     pub fn sweeper_failed_imports(&self, n: u64) {

@@ -24,6 +24,9 @@ pub struct PageImportView {
     pub ready_selector: Option<String>,
     pub status: JobStatus,
     pub attempt: i32,
+    /// When SQS accepted the current attempt's message; `null` while the
+    /// attempt waits for a capture slot (SPEC §12).
+    pub dispatched_at: Option<String>,
     pub result_url: Option<String>,
     pub capture_hash: Option<String>,
     pub screenshot_url: Option<String>,
@@ -72,6 +75,7 @@ impl From<PageImport> for PageImportView {
             ready_selector: row.ready_selector,
             status: row.status,
             attempt: row.attempt,
+            dispatched_at: row.dispatched_at.map(timestamp),
             result_url: row.result_url,
             capture_hash: row.capture_hash,
             screenshot_url: row.screenshot_url,

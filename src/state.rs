@@ -19,6 +19,7 @@ use crate::queue::Publisher;
 use crate::service::callbacks::CallbackDeps;
 use crate::service::code2des::Code2DesDeps;
 use crate::service::create::CreateDeps;
+use crate::service::dispatch::{CaptureLimits, DispatchSignal, Dispatcher};
 use crate::service::retry::RetryDeps;
 use crate::service::sweeper::Sweeper;
 
@@ -56,6 +57,10 @@ pub struct Shared {
     pub notifier: Notifier,
     /// Which supervised background tasks are running (`/readyz`).
     pub tasks: Arc<crate::supervisor::Tasks>,
+    /// `CAPTURE_MAX_IN_FLIGHT`, `…_PER_ORG` and `ORG_MAX_QUEUED` (SPEC §12).
+    pub capture_limits: CaptureLimits,
+    /// Wakes this process's dispatcher.
+    pub dispatch: DispatchSignal,
 }
 
 impl axum::extract::FromRef<AppState> for Arc<Authenticator> {
@@ -79,9 +84,10 @@ impl Shared {
         CreateDeps {
             pool: &self.pool,
             creates: &self.creates,
-            publisher: &self.publisher,
             dns: self.dns.as_deref(),
             destination: &self.destination,
+            limits: &self.capture_limits,
+            dispatch: &self.dispatch,
             metrics: &self.metrics,
         }
     }
@@ -91,6 +97,8 @@ impl Shared {
             pool: &self.pool,
             notifier: &self.notifier,
             destination: &self.destination,
+            limits: &self.capture_limits,
+            dispatch: &self.dispatch,
             metrics: &self.metrics,
         }
     }
@@ -102,6 +110,7 @@ impl Shared {
             s3: &self.s3,
             destination: &self.destination,
             max_attempts: self.config.capture_max_attempts,
+            dispatch: &self.dispatch,
             metrics: &self.metrics,
         }
     }
@@ -121,6 +130,17 @@ impl Shared {
             destination: self.destination.clone(),
             capture_timeout: self.config.capture_timeout,
             max_attempts: self.config.capture_max_attempts,
+            dispatch: self.dispatch.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    pub fn dispatcher(&self) -> Dispatcher {
+        Dispatcher {
+            pool: self.pool.clone(),
+            publisher: self.publisher.clone(),
+            signal: self.dispatch.clone(),
+            limits: self.capture_limits,
             metrics: self.metrics.clone(),
         }
     }
@@ -138,6 +158,7 @@ impl AppState {
 
     pub fn from_parts(config: Config, pool: PgPool, aws: AwsClients) -> anyhow::Result<Self> {
         let metrics = Metrics::default();
+        let notifier = Notifier::default();
         let publisher = Publisher::new(
             aws.sqs,
             pool.clone(),
@@ -146,6 +167,7 @@ impl AppState {
             config.outbox_max_backoff,
             config.outbox_lease,
             metrics.clone(),
+            notifier.clone(),
         );
         let dns = if config.source_url_dns_check {
             Some(Arc::new(DnsChecker::new(&config.dns_nameservers)?))
@@ -176,11 +198,18 @@ impl AppState {
             }
         });
         let reads = coalesce::reads(read_pool, slots as usize, limits);
-        let creates = coalesce::creates(create_pool, slots as usize, limits);
+        let capture_limits = CaptureLimits {
+            max_in_flight: config.capture_max_in_flight,
+            max_in_flight_per_org: config.capture_max_in_flight_per_org,
+            max_queued: config.org_max_queued,
+        };
+        let creates = coalesce::creates(create_pool, slots as usize, limits, capture_limits.max_queued);
         let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             changes,
-            notifier: Notifier::default(),
+            notifier,
+            capture_limits,
+            dispatch: DispatchSignal::default(),
             tasks: Arc::default(),
             reads,
             creates,

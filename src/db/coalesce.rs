@@ -275,7 +275,7 @@ pub fn fan_out<T>(err: sqlx::Error, n: usize) -> Vec<Result<T, CoalesceError>> {
 pub type Reads = Coalescer<(String, String), Option<PageImport>>;
 /// Coalesced creates without an idempotency key: the row and its outbox id,
 /// or `None` when the project is not visible.
-pub type Creates = Coalescer<PendingCreate, Option<(PageImport, i64)>>;
+pub type Creates = Coalescer<PendingCreate, Option<PageImport>>;
 
 pub fn reads(pool: PgPool, concurrency: usize, limits: Limits) -> Reads {
     Coalescer::new("read_page_import", concurrency, MAX_BATCH, limits, move |batch| {
@@ -284,10 +284,11 @@ pub fn reads(pool: PgPool, concurrency: usize, limits: Limits) -> Reads {
     })
 }
 
-pub fn creates(pool: PgPool, concurrency: usize, limits: Limits) -> Creates {
+/// Creates admitted against `max_queued` (`ORG_MAX_QUEUED`).
+pub fn creates(pool: PgPool, concurrency: usize, limits: Limits, max_queued: i64) -> Creates {
     Coalescer::new("create_page_import", concurrency, MAX_BATCH, limits, move |batch| {
         let pool = pool.clone();
-        async move { run_creates(&pool, batch).await }
+        async move { run_creates(&pool, batch, max_queued).await }
     })
 }
 
@@ -311,18 +312,19 @@ pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Resul
 pub async fn run_creates(
     pool: &PgPool,
     batch: Vec<PendingCreate>,
-) -> Vec<Result<Option<(PageImport, i64)>, CoalesceError>> {
+    max_queued: i64,
+) -> Vec<Result<Option<PageImport>, CoalesceError>> {
     let mut conn = match pool.acquire().await {
         Ok(conn) => conn,
         Err(err) => return fan_out(err, batch.len()),
     };
-    match page_import::insert_many_with_messages(&mut conn, &batch).await {
+    match page_import::insert_many_queued(&mut conn, &batch, max_queued).await {
         Ok(rows) => rows.into_iter().map(Ok).collect(),
         Err(err) if batch.len() > 1 && !database_unavailable(&err) => {
             tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
             let mut out = Vec::with_capacity(batch.len());
             for c in &batch {
-                out.push(insert_one(&mut conn, c).await.map_err(CoalesceError::from));
+                out.push(insert_one(&mut conn, c, max_queued).await.map_err(CoalesceError::from));
             }
             out
         }
@@ -330,8 +332,8 @@ pub async fn run_creates(
     }
 }
 
-async fn insert_one(conn: &mut PgConnection, c: &PendingCreate) -> sqlx::Result<Option<(PageImport, i64)>> {
-    let mut one = page_import::insert_many_with_messages(conn, std::slice::from_ref(c)).await?;
+async fn insert_one(conn: &mut PgConnection, c: &PendingCreate, max_queued: i64) -> sqlx::Result<Option<PageImport>> {
+    let mut one = page_import::insert_many_queued(conn, std::slice::from_ref(c), max_queued).await?;
     Ok(one.pop().flatten())
 }
 

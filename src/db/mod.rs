@@ -1,6 +1,7 @@
 //! Plain async functions over `&mut PgConnection`, one module per table.
 
 pub mod attempt_history;
+pub mod capture;
 pub mod coalesce;
 pub mod code2des;
 pub mod idempotency;

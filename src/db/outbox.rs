@@ -113,12 +113,22 @@ pub async fn make_due(conn: &mut PgConnection, queue: &str, unclaimed: &[i64]) -
     Ok(made.rows_affected())
 }
 
+/// What [`delete_published`] did.
+#[derive(Debug, Default)]
+pub struct Published {
+    /// Rows deleted (fewer than asked: another publisher had taken some).
+    pub deleted: u64,
+    /// The imports whose current attempt's clock this started, and how long
+    /// each attempt had waited since it started (SPEC §12's queue wait).
+    pub dispatched: Vec<(String, f64)>,
+}
+
 /// Removes messages SQS has accepted, and starts the clock of the capture
 /// attempts they carry (`dispatched_at`, set once: a duplicate publish does
 /// not restart it). The capture message's deduplication id names the attempt
 /// (`page_import_contract::job::deduplication_id`: `{id}:{attempt}`).
-pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
-    let deleted = sqlx::query_scalar!(
+pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<Published> {
+    let row = sqlx::query!(
         r#"
         with sent as (
             delete from outbox_message where id = any($1)
@@ -134,14 +144,20 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
               and a.attempt = case when split_part(sent.deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
                                    then split_part(sent.deduplication_id, ':', 2)::int end
               and a.dispatched_at is null
+            returning a.page_import_id, extract(epoch from now() - a.started_at)::float8 as waited
         )
-        select count(*) as "deleted!" from sent
+        select (select count(*) from sent) as "deleted!",
+               coalesce((select array_agg(page_import_id) from dispatched), '{}') as "ids!: Vec<String>",
+               coalesce((select array_agg(waited) from dispatched), '{}') as "waits!: Vec<f64>"
         "#,
         ids
     )
     .fetch_one(conn)
     .await?;
-    Ok(deleted as u64)
+    Ok(Published {
+        deleted: row.deleted as u64,
+        dispatched: row.ids.into_iter().zip(row.waits).collect(),
+    })
 }
 
 /// Schedules another try for each message after its own delay, keeping its

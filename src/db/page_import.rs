@@ -29,13 +29,17 @@ pub struct PageImport {
     pub capture_hash: Option<String>,
     pub screenshot_url: Option<String>,
     pub error_message: Option<String>,
+    /// When SQS accepted the current attempt's message; `None` while the
+    /// attempt waits for a capture slot (SPEC §12).
+    pub dispatched_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub created_by: String,
 }
 
 /// `sqlx::query!` over the one select list of a [`PageImport`] (every column
-/// but the nonce, from a row aliased `pi`), written once here. The statement
+/// but the nonce, from a row aliased `pi`, and its current attempt's
+/// dispatch time, one primary-key probe), written once here. The statement
 /// is `head` + the list + `tail`: `tail` may add columns (`, x as y`) before
 /// its `from`. Checked at compile time like any `query!`, because the pieces
 /// are literals (sqlx joins literals joined with `+`).
@@ -46,7 +50,10 @@ macro_rules! query_page_import {
                 + r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
                       pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
                       pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
-                      pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by"#
+                      pi.screenshot_url, pi.error_message,
+                      (select a.dispatched_at from page_import_attempt a
+                       where a.page_import_id = pi.id and a.attempt = pi.attempt) as dispatched_at,
+                      pi.created_at, pi.updated_at, pi.created_by"#
                 + $tail,
             $($args)*
         )
@@ -73,6 +80,7 @@ macro_rules! page_import_from {
             capture_hash: $r.capture_hash,
             screenshot_url: $r.screenshot_url,
             error_message: $r.error_message,
+            dispatched_at: $r.dispatched_at,
             created_at: $r.created_at,
             updated_at: $r.updated_at,
             created_by: $r.created_by,
@@ -91,21 +99,25 @@ pub struct PendingCreate {
     pub ready_selector: Option<ReadySelector>,
     pub nonce: Nonce,
     pub body: String,
-    /// Milliseconds the after-commit publisher holds the message before the relay may take it.
-    pub lease_ms: i64,
 }
 
-/// The one statement that creates imports: inserts each row and its outbox
-/// message, but only where the project belongs to the organization and the
-/// actor is a member of it. Many creates share the statement (one commit,
-/// one WAL flush: `db::coalesce`); a create with an `Idempotency-Key` runs it
-/// alone inside its transaction. Each row's first attempt is recorded with
-/// it. One answer per create, in order: the row and its outbox id, or `None`
-/// when that create's project is not visible.
-pub async fn insert_many_with_messages(
+/// The one statement that creates imports: inserts each row, its first
+/// attempt and that attempt's place in the capture queue (SPEC §12), but
+/// only where the project belongs to the organization, the actor is a
+/// member of it, and the organization holds fewer than `max_queued` queued
+/// attempts with this batch's earlier creates counted (admission). Each
+/// organization's backlog row is locked, in organization order, until the
+/// commit, so concurrent creates cannot together pass the limit. Many
+/// creates share the statement (one commit, one WAL flush: `db::coalesce`);
+/// a create with an `Idempotency-Key` runs it alone inside its transaction.
+/// One answer per create, in order: the row, or `None` when that create's
+/// project is not visible or its organization's backlog is full (the caller
+/// tells which, `service::create`).
+pub async fn insert_many_queued(
     conn: &mut PgConnection,
     batch: &[PendingCreate],
-) -> sqlx::Result<Vec<Option<(PageImport, i64)>>> {
+    max_queued: i64,
+) -> sqlx::Result<Vec<Option<PageImport>>> {
     let ids: Vec<&str> = batch.iter().map(|c| c.id.as_str()).collect();
     let orgs: Vec<i64> = batch.iter().map(|c| c.organization_id).collect();
     let projects: Vec<i64> = batch.iter().map(|c| c.project_id).collect();
@@ -120,45 +132,58 @@ pub async fn insert_many_with_messages(
         .collect();
     let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
     let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
-    let leases: Vec<i64> = batch.iter().map(|c| c.lease_ms).collect();
     let dedups: Vec<String> = batch.iter().map(|c| deduplication_id(&c.id, 1)).collect();
     let rows = query_page_import!(
         r#"
+        -- db::page_import::insert_many_queued (named for pg_stat_activity, which shows 1 KiB of it)
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
-                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::int8[],
-                                 $13::text[])
+                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::text[])
+                with ordinality
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
-                     nonce, body, lease_ms, dedup)
-        ), inserted as (
-            insert into page_import (
-                id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                device_scale_factor, ready_selector, nonce, created_by, updated_by
-            )
-            select r.id, p.organization_id, p.id, r.source_url, r.width, r.height, r.scale, r.ready_selector,
-                   r.nonce, r.actor, r.actor
+                     nonce, body, dedup, ord)
+        ), visible as (
+            select r.*
             from req r
             -- A primary-key lookup per request, whatever the statistics (db::PINNED_PLAN).
             cross join lateral (select p.id, p.organization_id from project p where p.id = r.project_id offset 0) p
             where p.organization_id = r.organization_id
               and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
+        ), backlog as (
+            -- Locks each organization's row in id order (made when missing)
+            -- and reads its queued count as last committed.
+            insert into capture_org as c (organization_id)
+            select distinct organization_id from visible order by organization_id
+            on conflict (organization_id) do update set queued = c.queued
+            returning c.organization_id, c.queued
+        ), admitted as (
+            select v.*
+            from (select v.*, row_number() over (partition by v.organization_id order by v.ord) as nth
+                  from visible v) v
+            join backlog b on b.organization_id = v.organization_id
+            where b.queued + v.nth <= $14
+        ), inserted as (
+            insert into page_import (
+                id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                device_scale_factor, ready_selector, nonce, created_by, updated_by
+            )
+            select a.id, a.organization_id, a.project_id, a.source_url, a.width, a.height, a.scale,
+                   a.ready_selector, a.nonce, a.actor, a.actor
+            from admitted a
             returning *
         ), queued as (
-            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-            select 'page_import', r.body, i.project_id::text, r.dedup,
-                   now() + make_interval(secs => r.lease_ms / 1000.0)
+            insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
+                                       deduplication_id)
+            select i.id, i.attempt, i.organization_id, r.body, i.project_id::text, r.dedup
             from inserted i join req r on r.id = i.id
-            returning id, deduplication_id
+            order by r.ord
         ), history as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-            select i.id, i.attempt, $14, i.created_by from inserted i
+            select i.id, i.attempt, $13, i.created_by from inserted i
         )
         "#,
-        r#",
-               q.id as outbox_id
+        r#"
         from inserted pi
-        join req r on r.id = pi.id
-        join queued q on q.deduplication_id = r.dedup
         "#,
         &ids as &[&str],
         &orgs,
@@ -171,17 +196,17 @@ pub async fn insert_many_with_messages(
         &selectors as &[Option<&str>],
         &nonces as &[&str],
         &bodies as &[&str],
-        &leases,
         &dedups,
         AttemptReason::Create.as_str(),
+        max_queued,
     )
     .fetch_all(conn)
     .await?;
-    let mut created: std::collections::HashMap<String, (PageImport, i64)> = rows
+    let mut created: std::collections::HashMap<String, PageImport> = rows
         .into_iter()
         .map(|r| {
             let row = page_import_from!(r);
-            (row.id.clone(), (row, r.outbox_id))
+            (row.id.clone(), row)
         })
         .collect();
     Ok(batch.iter().map(|c| created.remove(&c.id)).collect())
@@ -306,28 +331,37 @@ pub async fn list_page(
     }
 }
 
-/// Soft delete; `false` when there was no live row the actor may see.
+/// Soft delete; `false` when there was no live row the actor may see. A
+/// queued attempt leaves the capture queue with it (it is never dispatched);
+/// the slot of one in flight is released by the next dispatch pass.
 pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<bool> {
-    let result = sqlx::query!(
+    let deleted = sqlx::query_scalar!(
         r#"
-        update page_import pi
-        set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
-        where pi.id = $1
-          and pi.deleted_at is null
-          and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
+        with deleted as (
+            update page_import pi
+            set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
+            where pi.id = $1
+              and pi.deleted_at is null
+              and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
+            returning pi.id
+        ), unqueued as (
+            delete from capture_queue q using deleted d where q.page_import_id = d.id
+        )
+        select count(*) as "deleted!" from deleted
         "#,
         id,
         actor,
     )
-    .execute(conn)
+    .fetch_one(conn)
     .await?;
-    Ok(result.rows_affected() == 1)
+    Ok(deleted == 1)
 }
 
 /// A `processing` import whose current attempt was dispatched longer ago than
 /// the capture timeout.
 pub struct TimedOut {
     pub id: String,
+    pub organization_id: i64,
     pub attempt: i32,
 }
 
@@ -341,7 +375,9 @@ pub struct CaptureSource {
 }
 
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
-/// locked) for the caller's transaction. An attempt whose message SQS has
+/// locked) for the caller's transaction, in organization order (the order
+/// in which their next attempts' queue rows lock the organizations'
+/// backlog rows: `capture_queue_count`). An attempt whose message SQS has
 /// not accepted yet has no `dispatched_at` and never times out.
 pub async fn lock_timed_out(
     conn: &mut PgConnection,
@@ -351,7 +387,7 @@ pub async fn lock_timed_out(
     sqlx::query_as!(
         TimedOut,
         r#"
-        select p.id, p.attempt
+        select p.id, p.organization_id, p.attempt
         from page_import_attempt a
         join page_import p on p.id = a.page_import_id and p.attempt = a.attempt
         where a.finished_at is null
@@ -367,6 +403,10 @@ pub async fn lock_timed_out(
     )
     .fetch_all(conn)
     .await
+    .map(|mut rows| {
+        rows.sort_by_key(|r| r.organization_id);
+        rows
+    })
 }
 
 /// The capture fields of one import, for a message of its next attempt.
@@ -452,13 +492,12 @@ pub struct NextAttempt<'a> {
     pub ended: Option<AttemptOutcome>,
 }
 
-/// Starts attempt `attempt + 1` with a fresh nonce and its outbox message,
-/// ends the current attempt's history row and starts the next one's, in one
-/// statement. The caller holds the row's lock and has decided the row may
+/// Starts attempt `attempt + 1` with a fresh nonce and queues it for a
+/// capture slot with its message (SPEC §12), ends the current attempt's
+/// history row and starts the next one's, in one statement. The caller holds the row's lock and has decided the row may
 /// move on; the statement still refuses a row that is deleted, or not at
 /// `attempt` in the status `next.from`, a guard against a caller that
-/// forgot. Returns the outbox id of the new attempt's message, or `None`
-/// when it refused.
+/// forgot. Returns whether it started the attempt.
 pub async fn start_next_attempt(
     conn: &mut PgConnection,
     id: &str,
@@ -466,15 +505,15 @@ pub async fn start_next_attempt(
     nonce: &Nonce,
     next: &NextAttempt<'_>,
     message_body: &str,
-) -> sqlx::Result<Option<i64>> {
-    sqlx::query_scalar!(
+) -> sqlx::Result<bool> {
+    let started = sqlx::query_scalar!(
         r#"
         with next as (
             update page_import
             set attempt = attempt + 1, nonce = $3, status = '0', result_url = null, capture_hash = null,
                 screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
             where id = $1 and attempt = $2 and status = $9 and deleted_at is null
-            returning id, project_id, attempt
+            returning id, organization_id, project_id, attempt
         ), ended as (
             update page_import_attempt a
             set finished_at = now(), outcome = $5
@@ -484,10 +523,14 @@ pub async fn start_next_attempt(
             insert into page_import_attempt (page_import_id, attempt, reason, started_by)
             select n.id, n.attempt, $6, $4 from next n
         )
-        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-        select 'page_import', $7, n.project_id::text, $8, now()
+        insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
+                                   deduplication_id)
+        select n.id, n.attempt, n.organization_id, $7, n.project_id::text, $8
         from next n
-        returning id
+        -- An import has one current attempt, so one place in the queue.
+        on conflict (page_import_id) do update
+        set attempt = excluded.attempt, body = excluded.body, deduplication_id = excluded.deduplication_id
+        returning 1 as "one!"
         "#,
         id,
         attempt,
@@ -500,7 +543,8 @@ pub async fn start_next_attempt(
         next.from as JobStatus,
     )
     .fetch_optional(conn)
-    .await
+    .await?;
+    Ok(started.is_some())
 }
 
 /// Notes the retryable callback that ended `attempt` (its error, webhook-id

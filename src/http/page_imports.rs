@@ -68,6 +68,8 @@ pub struct ViewportBody {
         (status = 413, description = "Body over 16 KiB"),
         (status = 415, description = "Content-Type is not application/json"),
         (status = 422, description = "Invalid values, or the Idempotency-Key was used with another body"),
+        (status = 429, description = "too_many_queued: the organization holds ORG_MAX_QUEUED queued captures; nothing was written",
+         headers(("Retry-After" = u64, description = "Whole seconds: the organization's recent time between dispatches"))),
         (status = 503, description = "A dependency is unavailable"),
     ),
     security(("bearer" = []))
@@ -259,6 +261,6 @@ async fn artifact_redirect(
     security(("bearer" = []))
 )]
 pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
-    imports::delete(&state.pool, &state.notifier, &actor, &id).await?;
+    imports::delete(&state.pool, &state.notifier, &state.dispatch, &actor, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

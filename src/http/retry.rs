@@ -26,6 +26,8 @@ use crate::state::AppState;
         (status = 401),
         (status = 404),
         (status = 409, description = "not_retryable (processing or completed), or the Idempotency-Key is in flight"),
+        (status = 429, description = "too_many_queued: the organization holds ORG_MAX_QUEUED queued captures; nothing was written",
+         headers(("Retry-After" = u64))),
         (status = 503),
     ),
     security(("bearer" = []))

@@ -22,6 +22,7 @@ use rand::Rng;
 use sqlx::PgPool;
 use tokio::sync::{mpsc, Notify, Semaphore};
 
+use crate::changes::Notifier;
 use crate::db::outbox::{self, OutboxMessage};
 use crate::telemetry::Throttle;
 use breaker::Breaker;
@@ -79,6 +80,8 @@ struct Inner {
     max_backoff: Duration,
     lease: Duration,
     metrics: crate::metrics::Metrics,
+    /// Announces the imports whose attempt SQS accepted (`dispatchedAt`).
+    notifier: Notifier,
     failure_log: Throttle,
     /// Woken when messages were made due early: the relay need not wait for its tick.
     due_now: Notify,
@@ -137,6 +140,7 @@ impl Publisher {
         max_backoff: Duration,
         lease: Duration,
         metrics: crate::metrics::Metrics,
+        notifier: Notifier,
     ) -> Self {
         let inner = Arc::new(Inner {
             sqs,
@@ -148,6 +152,7 @@ impl Publisher {
             max_backoff,
             lease,
             metrics,
+            notifier,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),
             due_now: Notify::new(),
         });
@@ -425,9 +430,15 @@ impl Inner {
                 outbox::delete_published(&mut conn, &sent).await
             };
             match deleted.await {
-                // Fewer rows than SQS took: another publisher had taken some
-                // of these (a lease ran out) and published them first.
-                Ok(deleted) => self.duplicates(queue, sent.len().saturating_sub(deleted as usize)),
+                Ok(published) => {
+                    // Fewer rows than SQS took: another publisher had taken
+                    // some of these (a lease ran out) and published them first.
+                    self.duplicates(queue, sent.len().saturating_sub(published.deleted as usize));
+                    for (id, waited) in &published.dispatched {
+                        self.metrics.capture_queue_wait(*waited);
+                        self.notifier.changed(id);
+                    }
+                }
                 Err(err) => {
                     // The rows stay; their lease runs out and they go again.
                     self.relay_error("delete", &err);

@@ -17,6 +17,7 @@ use crate::domain::{FieldError, JobStatus};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
+use crate::service::dispatch::DispatchSignal;
 use crate::service::next_attempt;
 use page_import_contract::manifest::CaptureHash;
 
@@ -30,6 +31,8 @@ pub struct CallbackDeps<'a> {
     pub destination: &'a CaptureDestination,
     /// `CAPTURE_MAX_ATTEMPTS`.
     pub max_attempts: i32,
+    /// Woken when an attempt ends (its slot frees) or the next one is queued.
+    pub dispatch: &'a DispatchSignal,
     pub metrics: &'a Metrics,
 }
 
@@ -184,6 +187,7 @@ pub async fn receive(
     }
     tx.commit().await?;
     deps.notifier.changed(&id);
+    deps.dispatch.wake();
     deps.metrics.import_finished(callback.status().as_str());
     tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
     Ok(CallbackAck {
@@ -238,6 +242,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
     .await?;
     tx.commit().await?;
     deps.notifier.changed(id);
+    deps.dispatch.wake();
     deps.metrics.attempts_started(AttemptReason::Retryable, 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {

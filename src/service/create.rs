@@ -1,17 +1,17 @@
 //! Creating a page import (SPEC §6): the `processing` row, its first
-//! attempt and its outbox message, committed together, then handed to the
-//! after-commit publisher.
+//! attempt and that attempt's place in the capture queue with its message,
+//! committed together if the organization may queue it (SPEC §12), then
+//! handed to the dispatcher.
 
 use std::time::Instant;
 
-use page_import_contract::job::deduplication_id;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::auth::Actor;
+use crate::db::capture;
 use crate::db::coalesce::Creates;
 use crate::db::idempotency::{self, IdempotencyKey};
-use crate::db::outbox::OutboxMessage;
 use crate::db::page_import::{self as db, PendingCreate};
 use crate::dns::{DnsCheckError, DnsChecker};
 use crate::domain::new_import::NewImport;
@@ -19,25 +19,30 @@ use crate::domain::{Nonce, ReadySelector, SourceUrl};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
-use crate::queue::{Publisher, QueueName};
 use crate::resource::PageImportView;
+use crate::service::dispatch::{self, CaptureLimits, DispatchSignal};
 
 /// What creating an import uses.
 pub struct CreateDeps<'a> {
-    /// For a create with an `Idempotency-Key`, which runs in its own transaction.
+    /// For a create with an `Idempotency-Key`, which runs in its own
+    /// transaction, and for telling why a create was refused.
     pub pool: &'a PgPool,
     /// Creates without a key, coalesced into shared statements.
     pub creates: &'a Creates,
-    pub publisher: &'a Publisher,
     /// `SOURCE_URL_DNS_CHECK`: `None` when off.
     pub dns: Option<&'a DnsChecker>,
     pub destination: &'a CaptureDestination,
+    /// `ORG_MAX_QUEUED` (admission).
+    pub limits: &'a CaptureLimits,
+    /// Woken once the import is queued.
+    pub dispatch: &'a DispatchSignal,
     pub metrics: &'a Metrics,
 }
 
-/// Records the `processing` row and its outbox message (SPEC §6), then hands
-/// the message to the after-commit publisher. With an `Idempotency-Key` the
-/// key's response commits with the row. `answer_by` is the request's deadline.
+/// Records the `processing` row and queues its first attempt (SPEC §6,
+/// §12), then wakes the dispatcher. With an `Idempotency-Key` the key's
+/// response commits with the row. An organization whose backlog is full
+/// gets 429 and nothing is written. `answer_by` is the request's deadline.
 pub async fn create(
     deps: &CreateDeps<'_>,
     actor: &Actor,
@@ -61,58 +66,66 @@ pub async fn create(
         },
         request.ready_selector.as_ref().map(ReadySelector::as_str),
     );
-    let lease_ms = deps.publisher.lease().as_millis() as i64;
-
+    let (organization_id, project_id) = (request.organization_id, request.project_id);
     let pending = PendingCreate {
         id: id.clone(),
-        organization_id: request.organization_id,
-        project_id: request.project_id,
+        organization_id,
+        project_id,
         actor: actor.subject.clone(),
         source_url: request.source_url,
         viewport: request.viewport,
         ready_selector: request.ready_selector,
         nonce,
-        body: message_body.clone(),
-        lease_ms,
+        body: message_body,
     };
-    // The row and its message are one statement, so without an idempotency
-    // key no explicit transaction is needed, and concurrent creates share one
-    // statement and one commit (see `db::coalesce`). With a key, the key's
-    // response commits with the row.
-    let (view, outbox_id) = match key {
-        None => {
-            let (row, outbox_id) = deps.creates.call(pending, answer_by).await?.ok_or(ApiError::NotFound)?;
-            (PageImportView::from(row), outbox_id)
-        }
+    let max_queued = deps.limits.max_queued;
+    // The row and its queue entry are one statement, so without an
+    // idempotency key no explicit transaction is needed, and concurrent
+    // creates share one statement and one commit (see `db::coalesce`). With
+    // a key, the key's response commits with the row.
+    let created = match key {
+        None => deps.creates.call(pending, answer_by).await?.map(PageImportView::from),
         Some(key) => {
             let mut tx = deps.pool.begin().await?;
             crate::db::pin_plan(&mut tx).await?;
-            let (row, outbox_id) = db::insert_many_with_messages(&mut tx, std::slice::from_ref(&pending))
+            let row = db::insert_many_queued(&mut tx, std::slice::from_ref(&pending), max_queued)
                 .await?
                 .pop()
-                .flatten()
-                .ok_or(ApiError::NotFound)?;
-            let view = PageImportView::from(row);
-            idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
-            tx.commit().await?;
-            (view, outbox_id)
+                .flatten();
+            match row {
+                Some(row) => {
+                    let view = PageImportView::from(row);
+                    idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
+                    tx.commit().await?;
+                    Some(view)
+                }
+                // Rolled back: nothing is written, the key is released.
+                None => None,
+            }
         }
     };
-    let project_id = view.project_id;
+    let Some(view) = created else {
+        return Err(refused(deps, actor, organization_id, project_id).await);
+    };
     deps.metrics.import_created();
     tracing::info!(page_import_id = %id, project_id, "page import created");
-
-    // The request does not wait for SQS; the relay covers a failed publish.
-    deps.publisher.publish_after_commit(OutboxMessage {
-        id: outbox_id,
-        queue: QueueName::PageImport.as_str().to_owned(),
-        body: message_body,
-        message_group_id: project_id.to_string(),
-        deduplication_id: deduplication_id(&id, 1),
-        attempts: 0,
-    });
-
+    deps.dispatch.wake();
     Ok(view)
+}
+
+/// Why the create statement wrote nothing for a request: its project is not
+/// visible to the actor (404), or else its organization's backlog was full
+/// (429 with the organization's `Retry-After`).
+async fn refused(deps: &CreateDeps<'_>, actor: &Actor, organization_id: i64, project_id: i64) -> ApiError {
+    let why = async {
+        let mut conn = deps.pool.acquire().await?;
+        if !db::project_visible(&mut conn, organization_id, project_id, &actor.subject).await? {
+            return Ok(ApiError::NotFound);
+        }
+        let backlog = capture::org_backlog(&mut conn, organization_id).await?;
+        Ok::<_, ApiError>(dispatch::too_many_queued(backlog, deps.metrics))
+    };
+    why.await.unwrap_or_else(|err| err)
 }
 
 /// The optional DNS check of the source host (`SOURCE_URL_DNS_CHECK`): a

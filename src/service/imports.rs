@@ -12,6 +12,7 @@ use crate::db::coalesce::Reads;
 use crate::db::page_import::{self as db, PageImport};
 use crate::domain::cursor::{self, KeysetPosition, ListPage};
 use crate::error::ApiError;
+use crate::service::dispatch::DispatchSignal;
 
 /// The import `id` as the actor may see it, or 404: the one read behind
 /// `GET /page-imports/{id}`, its `/events`, `/retry` and artifact redirects.
@@ -53,13 +54,21 @@ pub async fn list(
 }
 
 /// Soft-deletes the import; 404 when the actor sees no such import. Later
-/// callbacks for it answer 410.
-pub async fn delete(pool: &PgPool, notifier: &Notifier, actor: &Actor, id: &str) -> Result<(), ApiError> {
+/// callbacks for it answer 410. A queued attempt is never dispatched, and
+/// the dispatcher is woken to release the slot of one in flight.
+pub async fn delete(
+    pool: &PgPool,
+    notifier: &Notifier,
+    dispatch: &DispatchSignal,
+    actor: &Actor,
+    id: &str,
+) -> Result<(), ApiError> {
     let mut conn = pool.acquire().await?;
     if !db::soft_delete(&mut conn, id, &actor.subject).await? {
         return Err(ApiError::NotFound);
     }
     notifier.changed(id);
+    dispatch.wake();
     tracing::info!(page_import_id = %id, "page import deleted");
     Ok(())
 }

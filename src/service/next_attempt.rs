@@ -10,8 +10,9 @@ use crate::domain::Nonce;
 use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
 
 /// Moves the import from `attempt` to `attempt + 1` with a fresh nonce,
-/// records why in its history, and writes the new attempt's queue message
-/// (the relay publishes it), all in the caller's transaction. `None` when
+/// records why in its history, and queues the new attempt with its message
+/// for a capture slot (`service::dispatch` publishes it), all in the
+/// caller's transaction. `None` when
 /// the row is gone or not at `attempt`.
 pub async fn start(
     conn: &mut PgConnection,
@@ -37,6 +38,6 @@ pub async fn start(
         },
         source.ready_selector.as_deref(),
     );
-    let queued = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body).await?;
-    Ok(queued.map(|_| attempt + 1))
+    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body).await?;
+    Ok(started.then_some(attempt + 1))
 }

@@ -1,10 +1,11 @@
 //! A user's retry of a failed import (SPEC §6): its next attempt, not
-//! limited by `CAPTURE_MAX_ATTEMPTS`.
+//! limited by `CAPTURE_MAX_ATTEMPTS`, admitted like a create (SPEC §12).
 
 use sqlx::PgPool;
 
 use crate::auth::Actor;
 use crate::changes::Notifier;
+use crate::db::capture;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::page_import::{self as db, NextAttempt, PageImport};
 use crate::domain::lifecycle::AttemptReason;
@@ -13,6 +14,7 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
 use crate::resource::PageImportView;
+use crate::service::dispatch::{CaptureLimits, DispatchSignal};
 use crate::service::next_attempt;
 
 /// What a retry uses.
@@ -20,13 +22,19 @@ pub struct RetryDeps<'a> {
     pub pool: &'a PgPool,
     pub notifier: &'a Notifier,
     pub destination: &'a CaptureDestination,
+    /// `ORG_MAX_QUEUED` (admission).
+    pub limits: &'a CaptureLimits,
+    /// Woken once the next attempt is queued.
+    pub dispatch: &'a DispatchSignal,
     pub metrics: &'a Metrics,
 }
 
 /// Starts the next attempt of `row`, an import the actor can see, if it is
-/// failed, with the key's response recorded in the same transaction. The
-/// row is locked before its status is checked, so of two concurrent retries
-/// exactly one starts an attempt.
+/// failed and its organization may queue one more attempt, with the key's
+/// response recorded in the same transaction. The row is locked before its
+/// status is checked, so of two concurrent retries exactly one starts an
+/// attempt; the organization's backlog row is locked before it is counted,
+/// so retries and creates together cannot pass `ORG_MAX_QUEUED`.
 pub async fn retry(
     deps: &RetryDeps<'_>,
     actor: &Actor,
@@ -45,6 +53,8 @@ pub async fn retry(
         // Retried by someone else meanwhile.
         return Err(not_retryable(fence.status));
     }
+    let backlog = capture::lock_org(&mut tx, row.organization_id).await?;
+    deps.limits.admit(backlog, deps.metrics)?;
     let next = NextAttempt {
         from: JobStatus::Failed,
         reason: AttemptReason::Manual,
@@ -63,6 +73,7 @@ pub async fn retry(
     }
     tx.commit().await?;
     deps.notifier.changed(&view.id);
+    deps.dispatch.wake();
     deps.metrics.attempts_started(AttemptReason::Manual, 1);
     tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
     Ok(view)

@@ -15,6 +15,7 @@ use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
+use crate::service::dispatch::DispatchSignal;
 use crate::service::next_attempt;
 
 const SWEEP_BATCH: i64 = 500;
@@ -30,6 +31,8 @@ pub struct Sweeper {
     pub capture_timeout: Duration,
     /// `CAPTURE_MAX_ATTEMPTS`.
     pub max_attempts: i32,
+    /// Woken when a sweep ended attempts (their slots free).
+    pub dispatch: DispatchSignal,
     pub metrics: Metrics,
 }
 
@@ -82,6 +85,9 @@ impl Sweeper {
             }
             tx.commit().await?;
             ids.iter().for_each(|id| self.notifier.changed(id));
+            if batch > 0 {
+                self.dispatch.wake();
+            }
             self.metrics.attempts_started(AttemptReason::Sweeper, retried);
             swept += batch;
             if (batch as i64) < SWEEP_BATCH {

@@ -68,16 +68,22 @@ fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate 
         viewport: Viewport::parse(1440, 900, Some(2.0)).unwrap(),
         ready_selector: None,
         nonce: Nonce::generate(),
-        lease_ms: 30_000,
     }
 }
 
+/// An app whose dispatcher runs only when a request wakes it: the creates
+/// these tests make straight through `run_creates` stay queued.
+async fn app_without_dispatch_timer(pool: PgPool) -> TestApp {
+    TestApp::spawn_with_env(pool, vec![("CAPTURE_DISPATCH_INTERVAL_MS", "3600000".into())]).await
+}
+
+/// The imports stored, and the imports whose capture message is queued.
 async fn stored_ids(pool: &PgPool) -> (HashSet<String>, HashSet<String>) {
     let rows: Vec<String> = sqlx::query_scalar("select id from page_import")
         .fetch_all(pool)
         .await
         .unwrap();
-    let messages: Vec<String> = sqlx::query_scalar("select body::json->>'pageImportId' from outbox_message")
+    let messages: Vec<String> = sqlx::query_scalar("select body::json->>'pageImportId' from capture_queue")
         .fetch_all(pool)
         .await
         .unwrap();
@@ -86,7 +92,7 @@ async fn stored_ids(pool: &PgPool) -> (HashSet<String>, HashSet<String>) {
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(pool: PgPool) {
-    let app = TestApp::spawn(pool.clone()).await;
+    let app = app_without_dispatch_timer(pool.clone()).await;
     let (alice, bob) = (app.tenant().await, app.tenant().await);
     let batch = vec![
         pending(alice.organization_id, alice.project_id, &alice.subject), // visible
@@ -96,29 +102,23 @@ async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(
     ];
     let expected: Vec<(String, String)> = batch.iter().map(|c| (c.id.clone(), c.actor.clone())).collect();
     let nonces: Vec<String> = batch.iter().map(|c| c.nonce.expose().to_owned()).collect();
-    let answers = run_creates(&pool, batch).await;
+    let answers = run_creates(&pool, batch, 10_000).await;
     let created: Vec<bool> = answers
         .iter()
         .map(|r| r.as_ref().expect("no error").is_some())
         .collect();
     assert_eq!(created, vec![true, false, true, false]);
     for (answer, (id, actor)) in answers.iter().zip(&expected) {
-        if let Ok(Some((row, outbox_id))) = answer {
+        if let Ok(Some(row)) = answer {
             assert_eq!(&row.id, id, "each create gets its own row back");
             assert_eq!(&row.created_by, actor);
-            let (queue, body): (String, String) =
-                sqlx::query_as("select queue, body from outbox_message where id = $1")
-                    .bind(outbox_id)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap();
-            assert_eq!(queue, "page_import");
+            let body: String = sqlx::query_scalar("select body from capture_queue where page_import_id = $1")
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
             let body: Value = serde_json::from_str(&body).unwrap();
-            assert_eq!(
-                body["pageImportId"],
-                id.as_str(),
-                "the outbox id returned is this row's message"
-            );
+            assert_eq!(body["pageImportId"], id.as_str(), "its queued message is its own");
         }
     }
     for (i, nonce) in nonces.iter().enumerate() {
@@ -134,7 +134,7 @@ async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) {
-    let app = TestApp::spawn(pool.clone()).await;
+    let app = app_without_dispatch_timer(pool.clone()).await;
     let alice = app.tenant().await;
     let existing = app.create_import(&alice).await["id"].as_str().unwrap().to_owned();
     let mut clash = pending(alice.organization_id, alice.project_id, &alice.subject);
@@ -146,7 +146,7 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
         pending(alice.organization_id, alice.project_id, &alice.subject),
     ];
     let ids: Vec<String> = batch.iter().map(|c| c.id.clone()).collect();
-    let answers = run_creates(&pool, batch).await;
+    let answers = run_creates(&pool, batch, 10_000).await;
     assert!(matches!(answers[0], Ok(Some(_))), "{:?}", answers[0].as_ref().err());
     assert!(
         matches!(answers[1], Err(CoalesceError::Failed(_))),
@@ -157,7 +157,9 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
     let (rows, messages) = stored_ids(&pool).await;
     assert_eq!(rows, [existing, ids[0].clone(), ids[2].clone()].into());
     assert!(messages.contains(&ids[0]) && messages.contains(&ids[2]));
-    let failed: i64 = sqlx::query_scalar("select count(*) from outbox_message where body = $1")
+    let failed: i64 = sqlx::query_scalar(
+        "select (select count(*) from capture_queue where body = $1) + (select count(*) from outbox_message where body = $1)",
+    )
         .bind(&clash_message)
         .fetch_one(&pool)
         .await
@@ -244,7 +246,7 @@ async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(po
     // assertions below to report what happened instead).
     let release = async {
         assert!(
-            app.waits_for_lock("insert into page_import").await,
+            app.waits_for_lock("insert_many_queued").await,
             "the batch waits for the lock"
         );
         eventually(Duration::from_secs(10), || async {

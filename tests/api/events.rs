@@ -272,6 +272,7 @@ async fn a_change_committed_by_another_replica_reaches_the_stream(pool: PgPool) 
     let app = TestApp::spawn_with_env(pool, vec![no_reread()]).await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    app.wait_dispatched(&id).await;
     let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
     events.next(SOON).await.unwrap();
 
@@ -391,6 +392,7 @@ async fn a_listener_reconnect_rereads_every_open_stream(pool: PgPool) {
     let mut streams = Vec::new();
     for _ in 0..2 {
         let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+        app.wait_dispatched(&id).await;
         let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
         assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
         streams.push((id, events));

@@ -81,13 +81,20 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
     // A lease longer than the test: the relay leaves these messages alone,
     // so every connection the proxy sees and every message that arrives is
     // the after-commit publisher's.
-    let (proxy, app) = behind_a_down_proxy(pool, vec![("OUTBOX_LEASE_MS", "600000".to_owned())]).await;
+    // Slots for every create here: all of them are dispatched at once.
+    let env = vec![
+        ("OUTBOX_LEASE_MS", "600000".to_owned()),
+        ("CAPTURE_MAX_IN_FLIGHT_PER_ORG", "64".to_owned()),
+    ];
+    let (proxy, app) = behind_a_down_proxy(pool, env).await;
     let tenant = app.tenant().await;
 
     // A few creates: their publishes fail (each call with the SDK's retries)
-    // and the breaker opens.
-    for _ in 0..3 {
+    // and the breaker opens. Each is dispatched before the next is made, so
+    // each is a call of its own.
+    for n in 1..=3 {
         app.create_import(&tenant).await;
+        assert!(eventually(Duration::from_secs(5), || async { app.outbox_len().await == n }).await);
     }
     let paused = eventually(Duration::from_secs(20), || async {
         app.state.publisher.paused(QueueName::PageImport)
@@ -121,7 +128,10 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
         during <= bound,
         "{during} connections to SQS for {BURST} creates in {secs} s while paused (at most {bound})"
     );
-    assert_eq!(app.outbox_len().await, 3 + BURST as i64, "nothing was lost");
+    assert!(
+        eventually(Duration::from_secs(5), || async { app.outbox_len().await == 3 + BURST as i64 }).await,
+        "nothing was lost"
+    );
     assert!(app
         .receive_within(&app.page_import_queue_url, 1, Duration::from_millis(500))
         .await

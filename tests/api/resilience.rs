@@ -151,7 +151,7 @@ async fn sigterm_finishes_in_flight_requests_and_exits_0(pool: PgPool) {
         );
         tokio::spawn(async move { http.post(url).bearer_auth(token).json(&body).send().await.unwrap() })
     };
-    assert!(app.waits_for_lock("insert into page_import").await);
+    assert!(app.waits_for_lock("insert_many_queued").await);
 
     service.sigterm();
     // New connections are refused once the listener is closed.

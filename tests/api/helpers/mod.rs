@@ -277,6 +277,26 @@ impl TestApp {
         bodies
     }
 
+    /// Waits until SQS accepted the current attempt's message of import `id`
+    /// (its `dispatchedAt`, SPEC §12), so that the change no longer comes
+    /// while a test watches for another.
+    pub async fn wait_dispatched(&self, id: &str) {
+        let dispatched = eventually(Duration::from_secs(10), || async {
+            sqlx::query_scalar::<_, bool>(
+                "select a.dispatched_at is not null from page_import p
+                 join page_import_attempt a on a.page_import_id = p.id and a.attempt = p.attempt
+                 where p.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .unwrap()
+            .unwrap_or(false)
+        })
+        .await;
+        assert!(dispatched, "import {id} was not dispatched within 10 s");
+    }
+
     /// The nonce stored for an import (tests only; the API never shows it).
     pub async fn nonce_of(&self, id: &str) -> String {
         sqlx::query_scalar("select nonce from page_import where id = $1")

@@ -41,6 +41,8 @@ impl TestApp {
     pub async fn job(&self, tenant: &super::Tenant) -> Job {
         let created = self.create_import(tenant).await;
         let id = created["id"].as_str().unwrap().to_owned();
+        // What a worker receives is a dispatched attempt (SPEC §12).
+        self.wait_dispatched(&id).await;
         Job {
             nonce: self.nonce_of(&id).await,
             id,

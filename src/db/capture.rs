@@ -1,0 +1,225 @@
+//! The capture backlog (SPEC §12): queued attempts (`capture_queue`), the
+//! slots of attempts in flight (`capture_slot`) and each organization's
+//! place in the round robin (`capture_org`), as migration
+//! `…_capture_backlog.sql` describes them. The rules that use them are in
+//! `service::dispatch`.
+
+use std::time::Duration;
+
+use sqlx::PgConnection;
+
+use crate::db::outbox::OutboxMessage;
+
+/// The advisory lock one dispatch pass holds for its transaction: passes on
+/// every replica take turns, so what one counts is not changing under it.
+const DISPATCH_LOCK: i64 = 0x7061_6765_5f69_6d70; // "page_imp"
+
+/// An organization's backlog as admission sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OrgBacklog {
+    /// Its queued attempts.
+    pub queued: i32,
+    /// Seconds between its recent dispatches, smoothed; `None` before its second.
+    pub dispatch_interval_secs: Option<f64>,
+}
+
+/// The organization's backlog, its row locked for the caller's transaction
+/// (made when missing), so that what is admitted against it cannot change
+/// until the caller commits: a manual retry's admission.
+pub async fn lock_org(conn: &mut PgConnection, organization_id: i64) -> sqlx::Result<OrgBacklog> {
+    sqlx::query_as!(
+        OrgBacklog,
+        r#"
+        insert into capture_org as c (organization_id) values ($1)
+        on conflict (organization_id) do update set queued = c.queued
+        returning c.queued, c.dispatch_interval_secs
+        "#,
+        organization_id,
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// The organization's backlog as it is now, without a lock: what a refused
+/// create answers with (its `Retry-After`).
+pub async fn org_backlog(conn: &mut PgConnection, organization_id: i64) -> sqlx::Result<Option<OrgBacklog>> {
+    sqlx::query_as!(
+        OrgBacklog,
+        "select queued, dispatch_interval_secs from capture_org where organization_id = $1",
+        organization_id,
+    )
+    .fetch_optional(conn)
+    .await
+}
+
+/// Takes the dispatch lock for the caller's transaction, waiting for a pass
+/// of another replica to commit.
+pub async fn lock_dispatch(conn: &mut PgConnection) -> sqlx::Result<()> {
+    sqlx::query!("select pg_advisory_xact_lock($1)", DISPATCH_LOCK)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Releases the slot of every attempt that is no longer its import's live
+/// `processing` attempt: it ended (a terminal callback, the sweeper's
+/// timeout), the next attempt replaced it, or the import was deleted. This
+/// is the one place the end of an attempt frees its slot, whichever path
+/// ended it. Reads only the slots (at most about `CAPTURE_MAX_IN_FLIGHT`
+/// rows, plus those ended since the last pass).
+pub async fn release_ended_slots(conn: &mut PgConnection) -> sqlx::Result<u64> {
+    let released = sqlx::query!(
+        r#"
+        delete from capture_slot s
+        where not exists (
+            select 1 from page_import p
+            where p.id = s.page_import_id and p.attempt = s.attempt and p.status = '0' and p.deleted_at is null
+        )
+        "#
+    )
+    .execute(conn)
+    .await?;
+    Ok(released.rows_affected())
+}
+
+/// Attempts in flight, per organization.
+pub async fn in_flight_by_org(conn: &mut PgConnection) -> sqlx::Result<Vec<(i64, i64)>> {
+    let rows = sqlx::query!(
+        r#"select organization_id, count(*) as "n!" from capture_slot group by organization_id"#
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.organization_id, r.n)).collect())
+}
+
+/// Chooses up to `free` queued attempts in round-robin order: the
+/// organizations with queued attempts, least recently dispatched first,
+/// each with no more than its room under `per_org` (`busy` names the
+/// organizations with attempts in flight, and how many), its attempts oldest
+/// first; one attempt per organization per round. Reads the round robin's
+/// index for at most `free` organizations (and the full ones it skips, at
+/// most `busy.len()`), and each one's oldest attempts by index: the cost
+/// does not grow with the backlog.
+pub async fn pick(
+    conn: &mut PgConnection,
+    free: i64,
+    per_org: i64,
+    busy: &[(i64, i64)],
+) -> sqlx::Result<Vec<(String, i64)>> {
+    let (busy_orgs, busy_counts): (Vec<i64>, Vec<i64>) = busy.iter().copied().unzip();
+    let rows = sqlx::query!(
+        r#"
+        with busy as (
+            select * from unnest($3::int8[], $4::int8[]) as b(organization_id, in_flight)
+        ), orgs as materialized (
+            select c.organization_id, c.last_turn, $2::int8 - coalesce(b.in_flight, 0) as room
+            from capture_org c
+            left join busy b on b.organization_id = c.organization_id
+            where c.queued > 0 and coalesce(b.in_flight, 0) < $2::int8
+            order by c.last_turn, c.organization_id
+            limit $1
+        )
+        select q.page_import_id, o.organization_id as "organization_id!"
+        from orgs o
+        cross join lateral (
+            select q.page_import_id, q.seq from capture_queue q
+            where q.organization_id = o.organization_id
+            order by q.seq
+            limit least(o.room, $1)
+        ) q
+        order by row_number() over (partition by o.organization_id order by q.seq), o.last_turn, o.organization_id
+        limit $1
+        "#,
+        free,
+        per_org,
+        &busy_orgs,
+        &busy_counts,
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.page_import_id, r.organization_id)).collect())
+}
+
+/// Locks the organizations' rows in id order (the order creates lock them
+/// in), before [`dispatch`] writes them.
+pub async fn lock_orgs(conn: &mut PgConnection, organization_ids: &[i64]) -> sqlx::Result<()> {
+    sqlx::query!(
+        r#"
+        select organization_id from capture_org
+        where organization_id = any($1)
+        order by organization_id
+        for no key update
+        "#,
+        organization_ids,
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(())
+}
+
+/// Dispatches the `picked` attempts, in order: each leaves the queue, takes
+/// a slot, and gets its outbox message (leased for `lease` to the
+/// after-commit publisher, as a create's message was); each organization
+/// dispatched to moves to the back of the round robin, in the order of its
+/// last attempt here, with its dispatch interval updated. An attempt whose
+/// import was deleted, or moved on, meanwhile leaves the queue undispatched.
+/// Returns the messages to publish.
+pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
+    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+    sqlx::query_as!(
+        OutboxMessage,
+        r#"
+        with taken as (
+            delete from capture_queue q
+            using unnest($1::text[]) with ordinality as p(id, ord)
+            where q.page_import_id = p.id
+            returning q.page_import_id, q.attempt, q.organization_id, q.body, q.message_group_id,
+                      q.deduplication_id, p.ord
+        ), live as (
+            select t.* from taken t
+            join page_import pi on pi.id = t.page_import_id and pi.attempt = t.attempt
+            where pi.status = '0' and pi.deleted_at is null
+        ), slots as (
+            insert into capture_slot (page_import_id, attempt, organization_id)
+            select page_import_id, attempt, organization_id from live
+        ), turns as (
+            -- Numbered after the sort: the organization whose last attempt
+            -- came last here goes to the very back.
+            select organization_id, n, nextval('capture_turn_seq') as turn
+            from (select organization_id, count(*) as n, max(ord) as last from live group by organization_id) g
+            order by last
+        ), moved as (
+            update capture_org c
+            set last_turn = t.turn,
+                dispatch_interval_secs = case
+                    when c.last_dispatched_at is null then null
+                    when c.dispatch_interval_secs is null
+                        then extract(epoch from now() - c.last_dispatched_at)::float8 / t.n
+                    else 0.8 * c.dispatch_interval_secs
+                         + 0.2 * extract(epoch from now() - c.last_dispatched_at)::float8 / t.n
+                end,
+                last_dispatched_at = now()
+            from turns t
+            where c.organization_id = t.organization_id
+        )
+        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+        select 'page_import', body, message_group_id, deduplication_id,
+               now() + make_interval(secs => $2::bigint / 1000.0)
+        from live
+        order by ord
+        returning id, queue, body, message_group_id, deduplication_id, attempts
+        "#,
+        picked,
+        lease_ms,
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Queued attempts of the whole deployment: reads the round robin's index
+/// (one entry per organization with a backlog).
+pub async fn queued_total(conn: &mut PgConnection) -> sqlx::Result<i64> {
+    sqlx::query_scalar!(r#"select coalesce(sum(queued), 0)::int8 as "n!" from capture_org where queued > 0"#)
+        .fetch_one(conn)
+        .await
+}

@@ -1,0 +1,198 @@
+//! Sharing the capture fleet between organizations (SPEC §12): which queued
+//! attempt goes to SQS next, and whether an organization may queue more.
+//!
+//! A dispatch pass, on any replica, holds the dispatch lock (one pass at a
+//! time across replicas), releases the slots of attempts that ended, counts
+//! the attempts in flight, and grants the free slots in round-robin order
+//! (`db::capture::pick`); each granted attempt's message goes through the
+//! outbox, so "an accepted import is never left without its message" holds
+//! as before. Passes run when something may have changed (an attempt
+//! queued or ended in this process: [`DispatchSignal`]) and on a timer for
+//! what changed elsewhere.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::PgPool;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::db::capture::{self, OrgBacklog};
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::queue::Publisher;
+
+/// Attempts one pass dispatches at most; a larger backlog of free slots
+/// takes several passes, each a short transaction.
+const PASS_LIMIT: i64 = 100;
+/// How often the dispatcher counts the queued attempts for its gauge.
+const QUEUED_GAUGE_EVERY: Duration = Duration::from_secs(1);
+/// `Retry-After` of an organization that has not been dispatched to twice yet.
+const RETRY_AFTER_UNKNOWN_SECS: u64 = 30;
+/// The longest `Retry-After` a 429 names.
+const RETRY_AFTER_MAX_SECS: u64 = 3600;
+
+/// `CAPTURE_MAX_IN_FLIGHT`, `CAPTURE_MAX_IN_FLIGHT_PER_ORG`, `ORG_MAX_QUEUED`.
+#[derive(Debug, Clone, Copy)]
+pub struct CaptureLimits {
+    pub max_in_flight: i64,
+    pub max_in_flight_per_org: i64,
+    pub max_queued: i64,
+}
+
+impl CaptureLimits {
+    /// Admission (SPEC §12): `Ok` while the organization holds fewer than
+    /// `ORG_MAX_QUEUED` queued attempts, else 429 `too_many_queued` with its
+    /// `Retry-After`.
+    pub fn admit(&self, backlog: OrgBacklog, metrics: &Metrics) -> Result<(), ApiError> {
+        if i64::from(backlog.queued) < self.max_queued {
+            Ok(())
+        } else {
+            Err(too_many_queued(Some(backlog), metrics))
+        }
+    }
+}
+
+/// 429 `too_many_queued`, counted, with a `Retry-After` estimated from the
+/// organization's recent dispatch rate: the time until its next queued
+/// attempt is dispatched, which makes room for one more.
+pub fn too_many_queued(backlog: Option<OrgBacklog>, metrics: &Metrics) -> ApiError {
+    metrics.admission_rejected("too_many_queued");
+    ApiError::TooManyQueued {
+        retry_after: retry_after_secs(backlog.and_then(|b| b.dispatch_interval_secs)),
+    }
+}
+
+/// Whole seconds, at least 1: the smoothed interval between the
+/// organization's dispatches, rounded up.
+fn retry_after_secs(dispatch_interval_secs: Option<f64>) -> u64 {
+    match dispatch_interval_secs {
+        Some(secs) if secs.is_finite() => (secs.ceil().max(1.0) as u64).min(RETRY_AFTER_MAX_SECS),
+        _ => RETRY_AFTER_UNKNOWN_SECS,
+    }
+}
+
+/// Wakes this process's dispatcher: an attempt was queued or ended here.
+/// Wake-ups while a pass runs are kept, so the pass after it sees them.
+#[derive(Clone, Default)]
+pub struct DispatchSignal(Arc<Notify>);
+
+impl DispatchSignal {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// What a dispatch pass uses.
+#[derive(Clone)]
+pub struct Dispatcher {
+    pub pool: PgPool,
+    pub publisher: Publisher,
+    pub signal: DispatchSignal,
+    pub limits: CaptureLimits,
+    pub metrics: Metrics,
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pass {
+    /// Attempts chosen for the free slots.
+    pub picked: usize,
+    /// Of those, dispatched (the others were deleted or moved on meanwhile).
+    pub dispatched: usize,
+}
+
+impl Dispatcher {
+    /// One pass, one transaction: grants up to `limit` free slots and hands
+    /// the granted attempts' messages to the publisher after the commit.
+    pub async fn dispatch_once(&self, limit: i64) -> anyhow::Result<Pass> {
+        let mut tx = self.pool.begin().await?;
+        capture::lock_dispatch(&mut tx).await?;
+        capture::release_ended_slots(&mut tx).await?;
+        let busy = capture::in_flight_by_org(&mut tx).await?;
+        let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
+        let free = (self.limits.max_in_flight - in_flight).min(limit);
+        let picked = if free > 0 {
+            capture::pick(&mut tx, free, self.limits.max_in_flight_per_org, &busy).await?
+        } else {
+            Vec::new()
+        };
+        let mut messages = Vec::new();
+        if !picked.is_empty() {
+            let mut orgs: Vec<i64> = picked.iter().map(|(_, org)| *org).collect();
+            orgs.sort_unstable();
+            orgs.dedup();
+            capture::lock_orgs(&mut tx, &orgs).await?;
+            let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
+            messages = capture::dispatch(&mut tx, &ids, self.publisher.lease()).await?;
+        }
+        tx.commit().await?;
+        self.metrics.capture_in_flight(in_flight + messages.len() as i64);
+        let pass = Pass {
+            picked: picked.len(),
+            dispatched: messages.len(),
+        };
+        for message in messages {
+            self.publisher.publish_after_commit(message);
+        }
+        Ok(pass)
+    }
+
+    /// Passes until nothing more can be dispatched.
+    pub async fn dispatch_all(&self) -> anyhow::Result<usize> {
+        let mut dispatched = 0;
+        loop {
+            let pass = self.dispatch_once(PASS_LIMIT).await?;
+            dispatched += pass.dispatched;
+            if pass.picked == 0 {
+                return Ok(dispatched);
+            }
+        }
+    }
+
+    /// The background task: a pass whenever woken, and every `interval`.
+    pub async fn run(self, interval: Duration, shutdown: CancellationToken) {
+        let mut counted: Option<Instant> = None;
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(interval) => {}
+                () = self.signal.0.notified() => {}
+            }
+            if let Err(err) = self.dispatch_all().await {
+                tracing::warn!(error = %err, "capture dispatch pass failed");
+            }
+            if counted.is_none_or(|at| at.elapsed() >= QUEUED_GAUGE_EVERY) {
+                let queued = async {
+                    let mut conn = self.pool.acquire().await?;
+                    capture::queued_total(&mut conn).await
+                };
+                if let Ok(n) = queued.await {
+                    self.metrics.capture_queued(n);
+                    counted = Some(Instant::now());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_after_secs;
+
+    #[test]
+    fn retry_after_is_the_dispatch_interval_rounded_up_to_whole_seconds() {
+        assert_eq!(retry_after_secs(Some(0.02)), 1);
+        assert_eq!(retry_after_secs(Some(1.0)), 1);
+        assert_eq!(retry_after_secs(Some(1.2)), 2);
+        assert_eq!(retry_after_secs(Some(42.5)), 43);
+    }
+
+    #[test]
+    fn retry_after_is_bounded_and_defined_without_a_rate() {
+        assert_eq!(retry_after_secs(None), 30);
+        assert_eq!(retry_after_secs(Some(f64::NAN)), 30);
+        assert_eq!(retry_after_secs(Some(1e9)), 3600);
+        assert_eq!(retry_after_secs(Some(-3.0)), 1);
+    }
+}
