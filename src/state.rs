@@ -15,7 +15,7 @@ use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::queue::Publisher;
+use crate::queue::{Publisher, PublisherSettings};
 use crate::service::callbacks::CallbackDeps;
 use crate::service::code2des::Code2DesDeps;
 use crate::service::create::CreateDeps;
@@ -162,10 +162,12 @@ impl AppState {
         let publisher = Publisher::new(
             aws.sqs,
             pool.clone(),
-            config.shared.page_import_queue_url.clone(),
-            config.code2des_queue_url.clone(),
-            config.outbox_max_backoff,
-            config.outbox_lease,
+            PublisherSettings {
+                page_import_queue_url: config.shared.page_import_queue_url.clone(),
+                code2des_queue_url: config.code2des_queue_url.clone(),
+                max_backoff: config.outbox_max_backoff,
+                lease: config.outbox_lease,
+            },
             metrics.clone(),
             notifier.clone(),
         );

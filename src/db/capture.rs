@@ -84,11 +84,9 @@ pub async fn release_ended_slots(conn: &mut PgConnection) -> sqlx::Result<u64> {
 
 /// Attempts in flight, per organization.
 pub async fn in_flight_by_org(conn: &mut PgConnection) -> sqlx::Result<Vec<(i64, i64)>> {
-    let rows = sqlx::query!(
-        r#"select organization_id, count(*) as "n!" from capture_slot group by organization_id"#
-    )
-    .fetch_all(conn)
-    .await?;
+    let rows = sqlx::query!(r#"select organization_id, count(*) as "n!" from capture_slot group by organization_id"#)
+        .fetch_all(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| (r.organization_id, r.n)).collect())
 }
 
@@ -137,7 +135,10 @@ pub async fn pick(
     )
     .fetch_all(&mut *conn)
     .await?;
-    Ok(rows.into_iter().map(|r| (r.page_import_id, r.organization_id)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.page_import_id, r.organization_id))
+        .collect())
 }
 
 /// Locks the organizations' rows in id order (the order creates lock them

@@ -129,16 +129,23 @@ impl Lane {
     }
 }
 
+/// Where and how a [`Publisher`] publishes.
+pub struct PublisherSettings {
+    pub page_import_queue_url: String,
+    pub code2des_queue_url: String,
+    /// `OUTBOX_MAX_BACKOFF_MS`.
+    pub max_backoff: Duration,
+    /// `OUTBOX_LEASE_MS`.
+    pub lease: Duration,
+}
+
 impl Publisher {
     /// Must be called inside a Tokio runtime: it starts the task that
     /// publishes messages right after their commit.
     pub fn new(
         sqs: aws_sdk_sqs::Client,
         pool: PgPool,
-        page_import_queue_url: String,
-        code2des_queue_url: String,
-        max_backoff: Duration,
-        lease: Duration,
+        settings: PublisherSettings,
         metrics: crate::metrics::Metrics,
         notifier: Notifier,
     ) -> Self {
@@ -146,11 +153,11 @@ impl Publisher {
             sqs,
             pool,
             lanes: [
-                Lane::new(QueueName::PageImport, page_import_queue_url),
-                Lane::new(QueueName::Code2Des, code2des_queue_url),
+                Lane::new(QueueName::PageImport, settings.page_import_queue_url),
+                Lane::new(QueueName::Code2Des, settings.code2des_queue_url),
             ],
-            max_backoff,
-            lease,
+            max_backoff: settings.max_backoff,
+            lease: settings.lease,
             metrics,
             notifier,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),

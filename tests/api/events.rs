@@ -13,20 +13,20 @@ use crate::helpers::*;
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq)]
-struct Sse {
-    event: String,
-    id: Option<String>,
+pub(crate) struct Sse {
+    pub(crate) event: String,
+    pub(crate) id: Option<String>,
     data: String,
 }
 
 impl Sse {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.data).unwrap()
     }
 }
 
 /// Reads events off a streaming response.
-struct EventReader {
+pub(crate) struct EventReader {
     stream: futures::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     buffer: String,
 }
@@ -42,7 +42,7 @@ impl EventReader {
     }
 
     /// The next event; `None` when the stream ended. Panics after `within`.
-    async fn next(&mut self, within: Duration) -> Option<Sse> {
+    pub(crate) async fn next(&mut self, within: Duration) -> Option<Sse> {
         tokio::time::timeout(within, async {
             loop {
                 while let Some(end) = self.buffer.find("\n\n") {
@@ -79,7 +79,7 @@ impl EventReader {
     }
 }
 
-async fn follow(app_http: &reqwest::Client, url: String, token: &str) -> EventReader {
+pub(crate) async fn follow(app_http: &reqwest::Client, url: String, token: &str) -> EventReader {
     EventReader::new(app_http.get(url).bearer_auth(token).send().await.unwrap())
 }
 

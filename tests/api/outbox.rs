@@ -129,7 +129,10 @@ async fn after_commit_publishing_pauses_during_an_sqs_outage_and_resumes(pool: P
         "{during} connections to SQS for {BURST} creates in {secs} s while paused (at most {bound})"
     );
     assert!(
-        eventually(Duration::from_secs(5), || async { app.outbox_len().await == 3 + BURST as i64 }).await,
+        eventually(Duration::from_secs(5), || async {
+            app.outbox_len().await == 3 + BURST as i64
+        })
+        .await,
         "nothing was lost"
     );
     assert!(app
