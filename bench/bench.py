@@ -58,7 +58,7 @@ def clear_outbox():
     phases run with SQS refused, and pgbench's inserts) would otherwise be
     relayed (or retried) during later phases, and a checkpoint owed by the
     previous phase's WAL would land in the next one."""
-    psql("delete from outbox_message")
+    psql("delete from outbox_message; delete from capture_queue")
     psql("checkpoint")
 
 
@@ -155,12 +155,20 @@ def stop_all():
 atexit.register(stop_all)
 
 
+# The phases before D measure the service's own paths (creates, reads, the
+# outbox relay) with one bench organization and no worker ending attempts:
+# they run with the capture gate (SPEC §12) opened wide, so every message is
+# dispatched at once, as before the gate. Phase D measures the gate.
+UNGATED = {"CAPTURE_MAX_IN_FLIGHT": 10**9, "CAPTURE_MAX_IN_FLIGHT_PER_ORG": 10**9, "ORG_MAX_QUEUED": 10**9}
+
+
 class Service:
     """The release binary as a child process, stopped by PID."""
 
     def __init__(self, port, **env):
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        env = {**UNGATED, **env}
         full = {**ENV, "LISTEN_ADDR": f"127.0.0.1:{port}", "WEBHOOK_SECRET": SECRET,
                 "AUTH_JWKS_URL": f"file://{os.path.dirname(HERE)}/dev/jwks.json",
                 "AUTH_ISSUER": ISSUER, "AUTH_AUDIENCE": AUDIENCE, "SOURCE_URL_DNS_CHECK": "false",
@@ -263,22 +271,30 @@ with visible_project as (
     select p.id, p.organization_id from project p
     join organization_member m on m.organization_id = p.organization_id and m.subject = 'bench-user'
     where p.id = 1 and p.organization_id = 1
+), backlog as (
+    insert into capture_org as c (organization_id) select organization_id from visible_project
+    on conflict (organization_id) do update set queued = c.queued
+    returning c.organization_id, c.queued
 ), inserted as (
     insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
                              device_scale_factor, ready_selector, nonce, created_by, updated_by)
     select gen_random_uuid()::text, vp.organization_id, vp.id, 'https://example.com/pricing', 1440, 900, 2, '#app',
            'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user'
-    from visible_project vp returning *
+    from visible_project vp join backlog b on b.organization_id = vp.organization_id
+    where b.queued + 1 <= 1000000000 returning *
 ), queued as (
-    insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-    select 'page_import', '""" + ("x" * 560) + """', i.project_id::text, i.id || ':' || i.attempt,
-           now() + make_interval(secs => 30000::bigint / 1000.0)
-    from inserted i returning id
+    insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
+    select i.id, i.attempt, i.organization_id, '""" + ("x" * 560) + """', i.project_id::text, i.id || ':1'
+    from inserted i
+), history as (
+    insert into page_import_attempt (page_import_id, attempt, reason, started_by)
+    select i.id, i.attempt, 'create', i.created_by from inserted i
 )
 select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url, i.viewport_width, i.viewport_height,
        i.device_scale_factor, i.ready_selector, i.status, i.attempt, i.result_url, i.capture_hash,
-       i.screenshot_url, i.error_message, i.created_at, i.updated_at, i.created_by, q.id as outbox_id
-from inserted i, queued q;
+       i.screenshot_url, i.error_message, null::timestamptz as dispatched_at, i.created_at, i.updated_at,
+       i.created_by
+from inserted i;
 """
 
 # The exact SELECT behind GET /page-imports/{id} (src/db/page_import.rs).
@@ -286,7 +302,10 @@ GET_SQL = """
 \\set n random(1, {ids})
 select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url, pi.viewport_width,
        pi.viewport_height, pi.device_scale_factor, pi.ready_selector, pi.status, pi.attempt, pi.result_url,
-       pi.capture_hash, pi.screenshot_url, pi.error_message, pi.created_at, pi.updated_at, pi.created_by
+       pi.capture_hash, pi.screenshot_url, pi.error_message,
+       (select a.dispatched_at from page_import_attempt a where a.page_import_id = pi.id and a.attempt = pi.attempt)
+           as dispatched_at,
+       pi.created_at, pi.updated_at, pi.created_by
 from page_import pi
 where pi.id = 'bench-' || lpad(:n::text, 8, '0') and pi.deleted_at is null
   and exists (select 1 from organization_member m where m.organization_id = pi.organization_id and m.subject = 'bench-user');
@@ -660,6 +679,166 @@ def p5():
     ])
 
 
+class Fleet:
+    """A played capture fleet of `size` consumers: each receives one capture
+    message at a time, holds it `hold_s` (a capture's duration; 0: an
+    instant fleet), then ends the attempt with the signed `failed` callback
+    (which frees its slot) and deletes the message."""
+
+    def __init__(self, service_url, queue_url, size, hold_s):
+        import threading
+        self.done = 0
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self.consume, args=(service_url, queue_url, hold_s), daemon=True)
+                        for _ in range(size)]
+        for t in self.threads:
+            t.start()
+
+    def consume(self, service_url, queue_url, hold_s):
+        sqs = aws("sqs")
+        while not self.stopping.is_set():
+            got = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=1, WaitTimeSeconds=1,
+                                      VisibilityTimeout=600).get("Messages", [])
+            for m in got:
+                job = json.loads(m["Body"])
+                if hold_s:
+                    time.sleep(hold_s)
+                body = json.dumps({"pageImportId": job["pageImportId"], "attempt": job["attempt"],
+                                   "nonce": job["nonce"], "outcome": "failed",
+                                   "errorMessage": "ended by the bench fleet"}).encode()
+                req = urllib.request.Request(service_url + "/webhooks/page-imports", data=body, method="POST",
+                                             headers=sign(body, f"msg_{job['pageImportId']}_{job['attempt']}"))
+                try:
+                    urllib.request.urlopen(req, timeout=30).read()
+                except urllib.error.HTTPError as e:
+                    log(f"fleet callback answered {e.code}")
+                sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=m["ReceiptHandle"])
+                with self.lock:
+                    self.done += 1
+
+    def stop(self):
+        self.stopping.set()
+        for t in self.threads:
+            t.join(timeout=5)
+
+
+def seed_orgs(n, first_id=1000):
+    """`n` organizations with a project each (ids from `first_id`), bench-user a member."""
+    psql(f"insert into organization (id, name) select g, 'd' from generate_series({first_id}, {first_id + n - 1}) g;"
+         f"insert into project (id, organization_id, name) select g, g, 'd' "
+         f"from generate_series({first_id}, {first_id + n - 1}) g;"
+         f"insert into organization_member select g, 'bench-user' from generate_series({first_id}, {first_id + n - 1}) g")
+    return list(range(first_id, first_id + n))
+
+
+def post_import(url, tok, org):
+    body = json.dumps({"organizationId": org, "projectId": org, "sourceUrl": "https://example.com/pricing",
+                       "viewport": {"width": 1440, "height": 900}}).encode()
+    req = urllib.request.Request(url + "/page-imports", data=body, method="POST",
+                                 headers={"authorization": f"Bearer {tok}", "content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["id"]
+
+
+def wait_sql(sql, expected, limit_s):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if psql(sql) == str(expected):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def d():
+    """D2 and D3 (D1, the dispatch cost against the backlog, is bench/dispatch.rs)."""
+    tok = token()
+    n = 40 if ARGS.smoke else 400
+    consumers = 8
+    orgs = seed_orgs(10, 1000)
+    # D2: an instant fleet drains the same imports through the gate at
+    # CAPTURE_MAX_IN_FLIGHT 64, and with the gate opened wide (every message
+    # published at once, the relay's way before the gate).
+    rates = {}
+    for name, env in [("gated", {"CAPTURE_MAX_IN_FLIGHT": 64, "CAPTURE_MAX_IN_FLIGHT_PER_ORG": 64}),
+                      ("ungated", {})]:
+        runs = []
+        for run in range(ARGS.runs):
+            q = fresh_queue(f"d2{name}")
+            # Creates first, the fleet not started yet: both runs start from
+            # N imports waiting (gated: 64 of them on the queue).
+            psql("delete from page_import where organization_id >= 1000")
+            svc = Service(18090, PAGE_IMPORT_QUEUE_URL=q, **env)
+            for i in range(n):
+                post_import(svc.url, tok, orgs[i % len(orgs)])
+            started = time.monotonic()
+            fleet = Fleet(svc.url, q, consumers, 0)
+            ok = wait_sql("select count(*) from page_import where organization_id >= 1000 and status = '0'", 0, 600)
+            took = time.monotonic() - started
+            fleet.stop()
+            svc.stop()
+            aws("sqs").delete_queue(QueueUrl=q)
+            clear_outbox()
+            runs.append(n / took if ok else float("nan"))
+            log(f"D2 {name} run {run}: {n} attempts ended in {took:.1f} s ({runs[-1]:.1f}/s)")
+        rates[name] = median(runs)
+    # D3: organization A holds a backlog of 100 000 (seeded as creates leave
+    # it), the fleet (8 slots, each capture held `hold` s) busy with it; B
+    # creates one import a second. B's wait: its attempt's start to SQS
+    # accepting it (dispatchedAt).
+    hold = 1.0
+    backlog = 2_000 if ARGS.smoke else 100_000
+    seconds = 5 if ARGS.smoke else 60
+    a, b = orgs[0], orgs[1]
+    psql("delete from page_import where organization_id >= 1000")
+    clear_outbox()
+    psql(f"""insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                                      nonce, created_by, updated_by)
+             select 'd3-' || lpad(g::text, 8, '0'), {a}, {a}, 'https://example.com/pricing', 1440, 900,
+                    md5(g::text), 'bench-user', 'bench-user'
+             from generate_series(1, {backlog}) g;
+             insert into page_import_attempt (page_import_id, attempt, reason, started_by)
+             select id, 1, 'create', 'bench-user' from page_import where id like 'd3-%';
+             insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
+                                        deduplication_id)
+             select id, 1, organization_id,
+                    json_build_object('schemaVersion', 1, 'pageImportId', id, 'attempt', 1, 'nonce', nonce)::text,
+                    project_id::text, id || ':1'
+             from page_import where id like 'd3-%' order by id;
+             analyze""")
+    q = fresh_queue("d3")
+    svc = Service(18091, PAGE_IMPORT_QUEUE_URL=q, CAPTURE_MAX_IN_FLIGHT=8, CAPTURE_MAX_IN_FLIGHT_PER_ORG=8)
+    fleet = Fleet(svc.url, q, 8, hold)
+    time.sleep(2 * hold)
+    singles = []
+    for _ in range(seconds):
+        t = time.monotonic()
+        singles.append(post_import(svc.url, tok, b))
+        time.sleep(max(0.0, 1.0 - (time.monotonic() - t)))
+    ids = ",".join(f"'{i}'" for i in singles)
+    wait_sql(f"select count(*) from page_import_attempt where page_import_id in ({ids}) and dispatched_at is not null",
+             len(singles), 60)
+    waits = sorted(float(w) for w in psql(
+        f"select extract(epoch from dispatched_at - started_at) from page_import_attempt "
+        f"where page_import_id in ({ids}) and dispatched_at is not null").split())
+    a_done = fleet.done
+    fleet.stop()
+    svc.stop()
+    aws("sqs").delete_queue(QueueUrl=q)
+    clear_outbox()
+    p99 = waits[int(0.99 * (len(waits) - 1))] if waits else float("nan")
+    p50 = waits[len(waits) // 2] if waits else float("nan")
+    log(f"D3: B's waits p50 {p50:.2f} s p99 {p99:.2f} s over {len(waits)} of {len(singles)}; fleet ended {a_done}")
+    table("D dispatch (SPEC §12)", [
+        ("D2", f"completions turned into next dispatches, instant fleet of {consumers}, {n} imports over "
+               f"{len(orgs)} organizations, CAPTURE_MAX_IN_FLIGHT 64", f"{rates['gated']:.1f}/s",
+         f"gate opened wide {rates['ungated']:.1f}/s", f"{rates['gated'] / rates['ungated']:.2f}×", "≥ 0.9×"),
+        ("D3", f"wait of organization B's single imports (1/s for {seconds} s) while A holds {backlog} queued, "
+               f"8 slots, captures of {hold:.0f} s: p50 {p50:.2f} s", f"p99 {p99:.2f} s",
+         f"2 captures = {2 * hold:.0f} s", f"{p99 / (2 * hold):.2f}×", "< 1× (p99 under two captures)"),
+    ])
+
+
 def p6():
     rss, ready = [], []
     for _ in range(max(3, ARGS.runs)):
@@ -707,7 +886,7 @@ def main():
           f"{ARGS.seconds} s per load phase; load generator: bench/loadgen.rs (closed loop = N workers, "
           f"open loop = fixed arrival rate, latency from the scheduled start).")
     only = ARGS.only.split(",")
-    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6)]:
+    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d)]:
         if name in only:
             fn()
     if CPU_ROWS:

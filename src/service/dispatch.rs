@@ -13,11 +13,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::db::capture::{self, OrgBacklog};
+use crate::db::outbox::OutboxMessage;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::Publisher;
@@ -102,40 +103,75 @@ pub struct Pass {
     pub dispatched: usize,
 }
 
+/// What [`grant`] did, for the caller to publish after its commit.
+pub struct Granted {
+    /// Attempts in flight before this grant.
+    pub in_flight: i64,
+    /// Attempts chosen for the free slots.
+    pub picked: usize,
+    /// The messages of the attempts granted a slot.
+    pub messages: Vec<OutboxMessage>,
+}
+
+/// The database half of a pass, in the caller's transaction: takes the
+/// dispatch lock, releases the slots of ended attempts, and grants up to
+/// `limit` free slots in round-robin order, writing the granted attempts'
+/// outbox messages leased for `lease`.
+pub async fn grant(
+    tx: &mut PgConnection,
+    limits: &CaptureLimits,
+    limit: i64,
+    lease: Duration,
+) -> sqlx::Result<Granted> {
+    capture::lock_dispatch(tx).await?;
+    capture::release_ended_slots(tx).await?;
+    let busy = capture::in_flight_by_org(tx).await?;
+    let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
+    let free = (limits.max_in_flight - in_flight).min(limit);
+    if free <= 0 {
+        return Ok(Granted {
+            in_flight,
+            picked: 0,
+            messages: Vec::new(),
+        });
+    }
+    let picked = capture::pick(tx, free, limits.max_in_flight_per_org, &busy).await?;
+    if picked.is_empty() {
+        return Ok(Granted {
+            in_flight,
+            picked: 0,
+            messages: Vec::new(),
+        });
+    }
+    let mut orgs: Vec<i64> = picked.iter().map(|(_, org)| *org).collect();
+    orgs.sort_unstable();
+    orgs.dedup();
+    capture::lock_orgs(tx, &orgs).await?;
+    let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
+    let messages = capture::dispatch(tx, &ids, lease).await?;
+    Ok(Granted {
+        in_flight,
+        picked: picked.len(),
+        messages,
+    })
+}
+
 impl Dispatcher {
-    /// One pass, one transaction: grants up to `limit` free slots and hands
-    /// the granted attempts' messages to the publisher after the commit.
+    /// One pass, one transaction ([`grant`]), then the granted attempts'
+    /// messages go to the publisher.
     pub async fn dispatch_once(&self, limit: i64) -> anyhow::Result<Pass> {
         let mut tx = self.pool.begin().await?;
-        capture::lock_dispatch(&mut tx).await?;
-        capture::release_ended_slots(&mut tx).await?;
-        let busy = capture::in_flight_by_org(&mut tx).await?;
-        let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
-        let free = (self.limits.max_in_flight - in_flight).min(limit);
-        let picked = if free > 0 {
-            capture::pick(&mut tx, free, self.limits.max_in_flight_per_org, &busy).await?
-        } else {
-            Vec::new()
-        };
-        let mut messages = Vec::new();
-        if !picked.is_empty() {
-            let mut orgs: Vec<i64> = picked.iter().map(|(_, org)| *org).collect();
-            orgs.sort_unstable();
-            orgs.dedup();
-            capture::lock_orgs(&mut tx, &orgs).await?;
-            let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
-            messages = capture::dispatch(&mut tx, &ids, self.publisher.lease()).await?;
-        }
+        let granted = grant(&mut tx, &self.limits, limit, self.publisher.lease()).await?;
         tx.commit().await?;
-        self.metrics.capture_in_flight(in_flight + messages.len() as i64);
-        let pass = Pass {
-            picked: picked.len(),
-            dispatched: messages.len(),
-        };
-        for message in messages {
+        let dispatched = granted.messages.len();
+        self.metrics.capture_in_flight(granted.in_flight + dispatched as i64);
+        for message in granted.messages {
             self.publisher.publish_after_commit(message);
         }
-        Ok(pass)
+        Ok(Pass {
+            picked: granted.picked,
+            dispatched,
+        })
     }
 
     /// Passes until nothing more can be dispatched.

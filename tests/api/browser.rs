@@ -173,8 +173,11 @@ async fn a_browser_on_an_allowed_origin_creates_an_import_and_follows_it_to_comp
     let _browser = BROWSER.lock().await;
     let site = example_site().await;
     let origin = format!("http://{}", site.addr.ip());
-    let app = TestApp::spawn_with_env(pool, vec![("CORS_ALLOWED_ORIGINS", origin)]).await;
+    // One capture slot, taken: the page's import waits for it first.
+    let env = vec![("CORS_ALLOWED_ORIGINS", origin), ("CAPTURE_MAX_IN_FLIGHT", "1".to_owned())];
+    let app = TestApp::spawn_with_env(pool, env).await;
     let tenant = app.tenant().await;
+    let holder = app.job(&tenant).await;
     let mut browser = Browser::open(&page_url(&site, &app, &tenant)).await;
 
     let id = browser
@@ -195,7 +198,17 @@ async fn a_browser_on_an_allowed_origin_creates_an_import_and_follows_it_to_comp
             Duration::from_secs(10),
         )
         .await;
-    assert_eq!(browser.statuses().await, ["processing"]);
+    assert_eq!(browser.statuses().await, ["waiting for a capture slot"]);
+
+    // The slot frees; the page hears that its import was dispatched.
+    assert_eq!(app.callback(&app.failed_body(&holder, "done")).await.status(), 200);
+    browser
+        .until(
+            "document.querySelectorAll('#statuses li').length >= 2",
+            Duration::from_secs(10),
+        )
+        .await;
+    assert_eq!(browser.statuses().await, ["waiting for a capture slot", "processing"]);
 
     // The worker's signed callback completes it; the page hears of it.
     let job = Job {
@@ -208,7 +221,10 @@ async fn a_browser_on_an_allowed_origin_creates_an_import_and_follows_it_to_comp
     browser
         .until("document.body.dataset.state === 'ended'", Duration::from_secs(10))
         .await;
-    assert_eq!(browser.statuses().await, ["processing", "completed"]);
+    assert_eq!(
+        browser.statuses().await,
+        ["waiting for a capture slot", "processing", "completed"]
+    );
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
