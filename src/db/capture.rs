@@ -162,7 +162,9 @@ pub async fn lock_orgs(conn: &mut PgConnection, organization_ids: &[i64]) -> sql
 /// a slot, and gets its outbox message (leased for `lease` to the
 /// after-commit publisher, as a create's message was); each organization
 /// dispatched to moves to the back of the round robin, in the order of its
-/// last attempt here, with its dispatch interval updated. An attempt whose
+/// last attempt here, with its dispatch interval updated (each sample at
+/// most a minute: an organization that was idle for hours, then queues a
+/// burst, is not told to come back in an hour). An attempt whose
 /// import was deleted, or moved on, meanwhile leaves the queue undispatched.
 /// Returns the messages to publish.
 pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
@@ -195,9 +197,9 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
                 dispatch_interval_secs = case
                     when c.last_dispatched_at is null then null
                     when c.dispatch_interval_secs is null
-                        then extract(epoch from now() - c.last_dispatched_at)::float8 / t.n
+                        then least(extract(epoch from now() - c.last_dispatched_at)::float8, 60) / t.n
                     else 0.8 * c.dispatch_interval_secs
-                         + 0.2 * extract(epoch from now() - c.last_dispatched_at)::float8 / t.n
+                         + 0.2 * least(extract(epoch from now() - c.last_dispatched_at)::float8, 60) / t.n
                 end,
                 last_dispatched_at = now()
             from turns t

@@ -187,7 +187,7 @@ pub async fn receive(
     }
     tx.commit().await?;
     deps.notifier.changed(&id);
-    deps.dispatch.wake();
+    deps.dispatch.freed();
     deps.metrics.import_finished(callback.status().as_str());
     tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
     Ok(CallbackAck {
@@ -242,7 +242,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
     .await?;
     tx.commit().await?;
     deps.notifier.changed(id);
-    deps.dispatch.wake();
+    deps.dispatch.freed();
     deps.metrics.attempts_started(AttemptReason::Retryable, 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {

@@ -109,7 +109,7 @@ pub async fn create(
     };
     deps.metrics.import_created();
     tracing::info!(page_import_id = %id, project_id, "page import created");
-    deps.dispatch.wake();
+    deps.dispatch.queued();
     Ok(view)
 }
 

@@ -73,14 +73,30 @@ fn retry_after_secs(dispatch_interval_secs: Option<f64>) -> u64 {
     }
 }
 
-/// Wakes this process's dispatcher: an attempt was queued or ended here.
-/// Wake-ups while a pass runs are kept, so the pass after it sees them.
+/// Wakes this process's dispatcher: an attempt was queued, or one ended
+/// (its slot may be free). A wake-up while a pass runs is kept, so the pass
+/// after it sees it. While every slot is taken a queued attempt changes
+/// nothing, so the dispatcher ignores those wake-ups until one is freed (or
+/// its timer runs): under a burst of creates with the fleet busy it would
+/// otherwise pass after every create for nothing.
 #[derive(Clone, Default)]
-pub struct DispatchSignal(Arc<Notify>);
+pub struct DispatchSignal(Arc<Signals>);
+
+#[derive(Default)]
+struct Signals {
+    queued: Notify,
+    freed: Notify,
+}
 
 impl DispatchSignal {
-    pub fn wake(&self) {
-        self.0.notify_one();
+    /// An attempt was queued.
+    pub fn queued(&self) {
+        self.0.queued.notify_one();
+    }
+
+    /// An attempt ended: its slot is released by the next pass.
+    pub fn freed(&self) {
+        self.0.freed.notify_one();
     }
 }
 
@@ -101,6 +117,8 @@ pub struct Pass {
     pub picked: usize,
     /// Of those, dispatched (the others were deleted or moved on meanwhile).
     pub dispatched: usize,
+    /// Every slot of the deployment is taken now.
+    pub full: bool,
 }
 
 /// What [`grant`] did, for the caller to publish after its commit.
@@ -164,24 +182,24 @@ impl Dispatcher {
         let granted = grant(&mut tx, &self.limits, limit, self.publisher.lease()).await?;
         tx.commit().await?;
         let dispatched = granted.messages.len();
-        self.metrics.capture_in_flight(granted.in_flight + dispatched as i64);
+        let in_flight = granted.in_flight + dispatched as i64;
+        self.metrics.capture_in_flight(in_flight);
         for message in granted.messages {
             self.publisher.publish_after_commit(message);
         }
         Ok(Pass {
             picked: granted.picked,
             dispatched,
+            full: in_flight >= self.limits.max_in_flight,
         })
     }
 
-    /// Passes until nothing more can be dispatched.
-    pub async fn dispatch_all(&self) -> anyhow::Result<usize> {
-        let mut dispatched = 0;
+    /// Passes until nothing more can be dispatched; the last pass.
+    pub async fn dispatch_all(&self) -> anyhow::Result<Pass> {
         loop {
             let pass = self.dispatch_once(PASS_LIMIT).await?;
-            dispatched += pass.dispatched;
-            if pass.picked == 0 {
-                return Ok(dispatched);
+            if pass.picked == 0 || pass.full {
+                return Ok(pass);
             }
         }
     }
@@ -189,14 +207,20 @@ impl Dispatcher {
     /// The background task: a pass whenever woken, and every `interval`.
     pub async fn run(self, interval: Duration, shutdown: CancellationToken) {
         let mut counted: Option<Instant> = None;
+        let mut full = false;
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = tokio::time::sleep(interval) => {}
-                () = self.signal.0.notified() => {}
+                () = self.signal.0.freed.notified() => {}
+                () = self.signal.0.queued.notified(), if !full => {}
             }
-            if let Err(err) = self.dispatch_all().await {
-                tracing::warn!(error = %err, "capture dispatch pass failed");
+            match self.dispatch_all().await {
+                Ok(pass) => full = pass.full,
+                Err(err) => {
+                    full = false;
+                    tracing::warn!(error = %err, "capture dispatch pass failed");
+                }
             }
             if counted.is_none_or(|at| at.elapsed() >= QUEUED_GAUGE_EVERY) {
                 let queued = async {

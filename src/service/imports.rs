@@ -68,7 +68,7 @@ pub async fn delete(
         return Err(ApiError::NotFound);
     }
     notifier.changed(id);
-    dispatch.wake();
+    dispatch.freed();
     tracing::info!(page_import_id = %id, "page import deleted");
     Ok(())
 }

@@ -73,7 +73,7 @@ pub async fn retry(
     }
     tx.commit().await?;
     deps.notifier.changed(&view.id);
-    deps.dispatch.wake();
+    deps.dispatch.queued();
     deps.metrics.attempts_started(AttemptReason::Manual, 1);
     tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
     Ok(view)

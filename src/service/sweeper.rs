@@ -86,7 +86,7 @@ impl Sweeper {
             tx.commit().await?;
             ids.iter().for_each(|id| self.notifier.changed(id));
             if batch > 0 {
-                self.dispatch.wake();
+                self.dispatch.freed();
             }
             self.metrics.attempts_started(AttemptReason::Sweeper, retried);
             swept += batch;

@@ -174,7 +174,10 @@ async fn a_browser_on_an_allowed_origin_creates_an_import_and_follows_it_to_comp
     let site = example_site().await;
     let origin = format!("http://{}", site.addr.ip());
     // One capture slot, taken: the page's import waits for it first.
-    let env = vec![("CORS_ALLOWED_ORIGINS", origin), ("CAPTURE_MAX_IN_FLIGHT", "1".to_owned())];
+    let env = vec![
+        ("CORS_ALLOWED_ORIGINS", origin),
+        ("CAPTURE_MAX_IN_FLIGHT", "1".to_owned()),
+    ];
     let app = TestApp::spawn_with_env(pool, env).await;
     let tenant = app.tenant().await;
     let holder = app.job(&tenant).await;

@@ -260,11 +260,7 @@ async fn a_deleted_queued_import_is_never_dispatched(pool: PgPool) {
     app.end(&job).await;
     // The slot went past the deleted import to the next one.
     assert_eq!(app.exactly_jobs(1).await[0].id, after);
-    let queued: i64 = sqlx::query_scalar("select count(*) from capture_queue")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-    assert_eq!(queued, 0);
+    assert_eq!(count(&app.pool, "select count(*) from capture_queue").await, 0);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -322,16 +318,9 @@ async fn count(pool: &PgPool, sql: &str) -> i64 {
 
 /// The value of one sample line of `/metrics` (`name` with its labels).
 async fn metric(app: &TestApp, name: &str) -> Option<f64> {
-    let text = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
+    app.metrics_text()
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
+        .lines()
         .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
 }
 

@@ -35,16 +35,8 @@ async fn readyz_is_503_when_the_database_is_gone(pool: PgPool) {
 async fn readyz_is_503_while_a_background_task_is_down(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     // The service's own tasks run supervised.
-    let metrics = app
-        .http
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for task in ["relay", "sweeper", "events_listener"] {
+    let metrics = app.metrics_text().await;
+    for task in ["relay", "dispatcher", "sweeper", "events_listener"] {
         assert!(
             metrics.contains(&format!("background_task_up{{task=\"{task}\"}} 1")),
             "{task} is supervised and up"

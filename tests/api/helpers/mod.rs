@@ -297,6 +297,18 @@ impl TestApp {
         assert!(dispatched, "import {id} was not dispatched within 10 s");
     }
 
+    /// The text of `/metrics` on the main listener.
+    pub async fn metrics_text(&self) -> String {
+        self.http
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// The nonce stored for an import (tests only; the API never shows it).
     pub async fn nonce_of(&self, id: &str) -> String {
         sqlx::query_scalar("select nonce from page_import where id = $1")
