@@ -44,7 +44,10 @@ const LIMITS: CaptureLimits = CaptureLimits {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let pool = PgPoolOptions::new().max_connections(2).connect(&cli.database_url).await?;
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&cli.database_url)
+        .await?;
     println!("\n## D1 dispatch cost against the backlog\n");
     println!(
         "{} organizations, CAPTURE_MAX_IN_FLIGHT 64 (16 per organization), {} dispatches per size; \

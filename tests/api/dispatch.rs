@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use sqlx::PgPool;
 
+use page_import::db::capture;
+use page_import::service::dispatch::{grant, CaptureLimits};
+
 use crate::helpers::worker::Job;
 use crate::helpers::*;
 
@@ -116,12 +119,13 @@ async fn the_limits_hold_across_two_replicas(pool: PgPool) {
         .unwrap();
     let b = app_with(second_pool, &limits).await;
     let (one, two) = (a.tenant().await, a.tenant().await);
-    // Each replica takes half the creates, of both organizations.
-    let creates = (0..6).map(|i| {
+    // The replicas take turns; the first organization's three come first,
+    // so only its own limit keeps its third waiting.
+    let mut ids = HashSet::new();
+    for i in 0..6 {
         let (app, tenant) = (if i % 2 == 0 { &a } else { &b }, if i < 3 { &one } else { &two });
-        app.create_id(tenant)
-    });
-    let ids: HashSet<String> = futures::future::join_all(creates).await.into_iter().collect();
+        ids.insert(app.create_id(tenant).await);
+    }
     let mut jobs = a.jobs_within(3, Duration::from_secs(5)).await;
     jobs.extend(b.jobs_within(3 - jobs.len(), Duration::from_secs(5)).await);
     let more = [
@@ -629,4 +633,97 @@ async fn under_racing_creates_and_ends_the_limits_hold_and_every_attempt_runs_on
     assert_eq!(received, expected);
     assert!(received.len() > ids.len(), "some attempts were re-dispatched");
     b.stop().await;
+}
+
+/// When several slots free at once, one pass shares them out one attempt
+/// per organization per round: the organization never dispatched to gets
+/// every other slot, though the other's attempts are older.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn slots_freed_together_go_round_robin(pool: PgPool) {
+    let app = app_with(pool, &[("CAPTURE_MAX_IN_FLIGHT", "4"), ("CAPTURE_TIMEOUT_SECS", "1")]).await;
+    let (burst, other) = (app.tenant().await, app.tenant().await);
+    for _ in 0..8 {
+        app.create_id(&burst).await;
+    }
+    let first = app.exactly_jobs(4).await;
+    let others = [app.create_id(&other).await, app.create_id(&other).await];
+    // The four time out together: one sweep frees four slots at once.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(app.sweep().await, 4);
+    let next = app.exactly_jobs(4).await;
+    let to_other = next.iter().filter(|j| others.contains(&j.id)).count();
+    assert_eq!(
+        to_other, 2,
+        "two of four slots to the organization with two queued: {next:?}"
+    );
+    assert!(
+        next.iter().all(|j| j.attempt == 1),
+        "the retries of the timed-out queue behind: {next:?}"
+    );
+    assert!(first.iter().all(|j| !others.contains(&j.id)));
+}
+
+/// A pass that has counted the slots holds off every other pass, of any
+/// replica, until it commits: the other waits for the dispatch lock, then
+/// counts the slot taken. (Two passes that both count first could each grant
+/// a different attempt into the one free slot.)
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
+    let app = app_with(pool.clone(), &[("CAPTURE_DISPATCH_INTERVAL_MS", "3600000")]).await;
+    let tenants = [app.tenant().await, app.tenant().await];
+    // Queued straight into the database: no request wakes the app's own
+    // dispatcher, and its timer never runs during the test.
+    for tenant in &tenants {
+        sqlx::query(
+            "insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
+                                      nonce, created_by, updated_by)
+             select gen_random_uuid()::text, $1, $2, 'https://example.com/', 1440, 900, 'n', 'test', 'test'
+             from generate_series(1, 3)",
+        )
+        .bind(tenant.organization_id)
+        .bind(tenant.project_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    sqlx::query(
+        "insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
+         select id, 1, organization_id, '{}', project_id::text, id || ':1' from page_import order by created_at",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let limits = CaptureLimits {
+        max_in_flight: 1,
+        max_in_flight_per_org: 1,
+        max_queued: 1000,
+    };
+    let lease = Duration::from_secs(60);
+
+    let mut first = pool.begin().await.unwrap();
+    capture::lock_dispatch(&mut first).await.unwrap();
+    assert_eq!(
+        capture::in_flight_by_org(&mut first).await.unwrap(),
+        vec![],
+        "one free slot"
+    );
+    let other = tokio::spawn({
+        let pool = pool.clone();
+        async move {
+            let mut tx = pool.begin().await.unwrap();
+            let granted = grant(&mut tx, &limits, 10, lease).await.unwrap();
+            tx.commit().await.unwrap();
+            granted.messages.len()
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !other.is_finished(),
+        "the other pass waits while the first holds the count"
+    );
+    let granted = grant(&mut first, &limits, 10, lease).await.unwrap();
+    first.commit().await.unwrap();
+    assert_eq!(granted.messages.len(), 1);
+    assert_eq!(other.await.unwrap(), 0, "the other pass found the slot taken");
+    assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
