@@ -164,7 +164,11 @@ pub async fn lock_orgs(conn: &mut PgConnection, organization_ids: &[i64]) -> sql
 /// dispatched to moves to the back of the round robin, in the order of its
 /// last attempt here, with its dispatch interval updated (each sample at
 /// most a minute: an organization that was idle for hours, then queues a
-/// burst, is not told to come back in an hour). An attempt whose
+/// burst, is not told to come back in an hour). A queued attempt another
+/// transaction is removing (a soft delete, a cascade) is skipped, never
+/// waited for: that transaction takes its organization's row after its
+/// queue row, the reverse of this pass, which holds the organizations' rows
+/// already (`lock_orgs`). An attempt whose
 /// import was deleted, or moved on, meanwhile leaves the queue undispatched.
 /// Returns the messages to publish.
 pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
@@ -172,12 +176,17 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
     sqlx::query_as!(
         OutboxMessage,
         r#"
-        with taken as (
+        with free as (
+            select q.page_import_id, p.ord
+            from unnest($1::text[]) with ordinality as p(id, ord)
+            join capture_queue q on q.page_import_id = p.id
+            for update of q skip locked
+        ), taken as (
             delete from capture_queue q
-            using unnest($1::text[]) with ordinality as p(id, ord)
-            where q.page_import_id = p.id
+            using free f
+            where q.page_import_id = f.page_import_id
             returning q.page_import_id, q.attempt, q.organization_id, q.body, q.message_group_id,
-                      q.deduplication_id, p.ord
+                      q.deduplication_id, f.ord
         ), live as (
             select t.* from taken t
             join page_import pi on pi.id = t.page_import_id and pi.attempt = t.attempt

@@ -727,3 +727,51 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
     assert_eq!(other.await.unwrap(), 0, "the other pass found the slot taken");
     assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
+
+/// A soft delete takes its queue row, then its organization's backlog row;
+/// a pass holds the organizations' rows, then takes queue rows. A pass that
+/// meets the queue row of an import being deleted skips it instead of
+/// waiting: neither waits for the other, and the delete answers 204 (it was
+/// a deadlock, a 500, when the pass waited).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    app.create_id(&tenant).await;
+    let queued = app.create_id(&tenant).await;
+    app.exactly_jobs(1).await;
+
+    // A pass that has locked the organization's row (as `grant` does
+    // before it moves attempts) ...
+    let mut pass = pool.begin().await.unwrap();
+    capture::lock_orgs(&mut pass, &[tenant.organization_id]).await.unwrap();
+    // ... while the import is deleted: the delete removes its queue row and
+    // then waits for the organization's row.
+    let delete = {
+        let (app, path, token) = (&app, format!("/page-imports/{queued}"), tenant.token.clone());
+        async move { app.delete(&path, &token).await.status() }
+    };
+    let moved = async {
+        assert!(
+            app.waits_for_lock("capture_queue").await,
+            "the delete waits for the pass"
+        );
+        // The pass now reaches that queue row: it skips it.
+        let messages = capture::dispatch(&mut pass, std::slice::from_ref(&queued), Duration::from_secs(60))
+            .await
+            .expect("no deadlock");
+        pass.commit().await.unwrap();
+        messages.len()
+    };
+    let (status, moved) = tokio::join!(delete, moved);
+    assert_eq!(status, 204);
+    assert_eq!(moved, 0, "the import being deleted was not dispatched");
+    assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
+}
