@@ -137,6 +137,9 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
     let app = app_without_dispatch_timer(pool.clone()).await;
     let alice = app.tenant().await;
     let existing = app.create_import(&alice).await["id"].as_str().unwrap().to_owned();
+    // Its create woke the dispatcher: once it is dispatched, nothing moves
+    // the batch's queued messages below.
+    app.wait_dispatched(&existing).await;
     let mut clash = pending(alice.organization_id, alice.project_id, &alice.subject);
     let clash_message = clash.body.clone();
     clash.id = existing.clone(); // a primary-key violation fails the whole statement
