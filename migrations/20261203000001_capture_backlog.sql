@@ -28,8 +28,14 @@ create table capture_org (
     organization_id bigint primary key references organization (id) on update cascade on delete cascade,
     -- Rows of `capture_queue` of this organization, kept by the triggers
     -- below (cascaded deletes included): what admission (`ORG_MAX_QUEUED`)
-    -- reads, and whether the organization takes part in the round robin.
+    -- reads.
     queued integer not null default 0,
+    -- queued > 0: the organization takes part in the round robin. A column
+    -- of its own, changed only when the backlog empties or starts, so that
+    -- the many updates of `queued` (every create locks and counts its
+    -- organization's row) touch no indexed value and stay HOT: one busy
+    -- organization's row does not leave thousands of dead index entries.
+    has_queued boolean not null default false,
     -- The dispatcher's turn number at this organization's last dispatch (0:
     -- never dispatched). The next slot goes to the smallest turn among the
     -- organizations with queued attempts.
@@ -38,12 +44,12 @@ create table capture_org (
     -- Seconds between this organization's dispatches, smoothed: the
     -- `Retry-After` of its 429.
     dispatch_interval_secs double precision
-);
+) with (fillfactor = 50); -- room on the page for those HOT updates
 
 -- The round robin's scan: organizations with queued attempts, least
 -- recently dispatched first. Only organizations that have something queued
 -- are in it, so choosing never scans the backlog.
-create index capture_org_turn_idx on capture_org (last_turn, organization_id) where queued > 0;
+create index capture_org_turn_idx on capture_org (last_turn, organization_id) where has_queued;
 
 create sequence capture_turn_seq;
 
@@ -67,12 +73,12 @@ create function capture_queue_count() returns trigger
 language plpgsql as $$
 begin
     if tg_op = 'INSERT' then
-        insert into capture_org as c (organization_id, queued)
-        select organization_id, count(*)::int from added group by organization_id order by organization_id
-        on conflict (organization_id) do update set queued = c.queued + excluded.queued;
+        insert into capture_org as c (organization_id, queued, has_queued)
+        select organization_id, count(*)::int, true from added group by organization_id order by organization_id
+        on conflict (organization_id) do update set queued = c.queued + excluded.queued, has_queued = true;
     else
         update capture_org c
-        set queued = greatest(c.queued - gone.n, 0)
+        set queued = greatest(c.queued - gone.n, 0), has_queued = c.queued - gone.n > 0
         from (select organization_id, count(*)::int as n from removed group by organization_id) gone
         where c.organization_id = gone.organization_id;
     end if;

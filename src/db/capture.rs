@@ -113,7 +113,7 @@ pub async fn pick(
             select c.organization_id, c.last_turn, $2::int8 - coalesce(b.in_flight, 0) as room
             from capture_org c
             left join busy b on b.organization_id = c.organization_id
-            where c.queued > 0 and coalesce(b.in_flight, 0) < $2::int8
+            where c.has_queued and coalesce(b.in_flight, 0) < $2::int8
             order by c.last_turn, c.organization_id
             limit $1
         )
@@ -231,7 +231,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
 /// Queued attempts of the whole deployment: reads the round robin's index
 /// (one entry per organization with a backlog).
 pub async fn queued_total(conn: &mut PgConnection) -> sqlx::Result<i64> {
-    sqlx::query_scalar!(r#"select coalesce(sum(queued), 0)::int8 as "n!" from capture_org where queued > 0"#)
+    sqlx::query_scalar!(r#"select coalesce(sum(queued), 0)::int8 as "n!" from capture_org where has_queued"#)
         .fetch_one(conn)
         .await
 }
