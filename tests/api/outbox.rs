@@ -195,8 +195,11 @@ async fn waiting_messages_go_out_when_sqs_is_back_even_with_no_new_create(pool: 
     let (proxy, app) = behind_a_down_proxy(pool, vec![("OUTBOX_LEASE_MS", "600000".to_owned())]).await;
     let tenant = app.tenant().await;
     let mut ids = HashSet::new();
-    for _ in 0..5 {
+    // Each is dispatched before the next is made, so each publish is a call
+    // of its own (three failed calls open the breaker).
+    for n in 1..=5 {
         ids.insert(app.create_import(&tenant).await["id"].as_str().unwrap().to_owned());
+        assert!(eventually(Duration::from_secs(5), || async { app.outbox_len().await == n }).await);
     }
     let paused = eventually(Duration::from_secs(20), || async {
         app.state.publisher.paused(QueueName::PageImport)
