@@ -202,6 +202,7 @@ async fn a_delete_ends_the_stream_with_a_deleted_event(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    app.wait_dispatched(&id).await;
     let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
     events.next(SOON).await.unwrap();
     assert_eq!(
@@ -314,6 +315,7 @@ async fn a_stream_open_across_a_database_restart_still_sees_the_next_change(pool
         .await
         .unwrap();
     let id = created["id"].as_str().unwrap().to_owned();
+    crate::helpers::wait_dispatched_in(&PgPool::connect(&cluster.url()).await.unwrap(), &id).await;
     let mut events = follow(&app.http, service.url(&format!("/page-imports/{id}/events")), &token).await;
     assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
 
@@ -341,6 +343,7 @@ async fn sigterm_ends_open_streams_and_the_process_exits(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    app.wait_dispatched(&id).await;
     let mut service = ServiceProcess::start(&app, &database_url, &[]);
     let mut events = follow(
         &app.http,
@@ -374,6 +377,7 @@ async fn a_change_whose_notification_was_lost_reaches_the_stream_on_the_reread_t
     let app = TestApp::spawn_with_env(pool.clone(), vec![("EVENTS_REREAD_INTERVAL_MS", "300".to_owned())]).await;
     let tenant = app.tenant().await;
     let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    app.wait_dispatched(&id).await;
     let mut events = follow(&app.http, app.url(&format!("/page-imports/{id}/events")), &tenant.token).await;
     assert_eq!(events.next(SOON).await.unwrap().json()["status"], "processing");
 

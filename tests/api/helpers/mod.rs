@@ -281,20 +281,7 @@ impl TestApp {
     /// (its `dispatchedAt`, SPEC §12), so that the change no longer comes
     /// while a test watches for another.
     pub async fn wait_dispatched(&self, id: &str) {
-        let dispatched = eventually(Duration::from_secs(10), || async {
-            sqlx::query_scalar::<_, bool>(
-                "select a.dispatched_at is not null from page_import p
-                 join page_import_attempt a on a.page_import_id = p.id and a.attempt = p.attempt
-                 where p.id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .unwrap()
-            .unwrap_or(false)
-        })
-        .await;
-        assert!(dispatched, "import {id} was not dispatched within 10 s");
+        wait_dispatched_in(&self.pool, id).await;
     }
 
     /// The text of `/metrics` on the main listener.
@@ -407,4 +394,23 @@ where
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// [`TestApp::wait_dispatched`] in the database behind `pool`, for a
+/// service process that runs on a cluster of its own.
+pub async fn wait_dispatched_in(pool: &PgPool, id: &str) {
+    let dispatched = eventually(Duration::from_secs(10), || async {
+        sqlx::query_scalar::<_, bool>(
+            "select a.dispatched_at is not null from page_import p
+             join page_import_attempt a on a.page_import_id = p.id and a.attempt = p.attempt
+             where p.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+        .unwrap()
+        .unwrap_or(false)
+    })
+    .await;
+    assert!(dispatched, "import {id} was not dispatched within 10 s");
 }
