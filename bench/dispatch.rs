@@ -93,7 +93,8 @@ async fn main() -> anyhow::Result<()> {
 /// organizations, nothing in flight.
 async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
     let statements = [
-        "truncate organization, project, page_import, capture_org, outbox_message cascade".to_owned(),
+        "truncate organization, project, page_import, page_import_deletion, capture_org, outbox_message cascade"
+            .to_owned(),
         format!("insert into organization (id, name) select g, 'org' from generate_series(1, {orgs}) g"),
         format!("insert into project (id, organization_id, name) select g, g, 'p' from generate_series(1, {orgs}) g"),
         format!(

@@ -98,7 +98,7 @@ for mode in "join:generic" "join:generic, enable_seqscan off" "join:custom" "lat
   [ "$shape" = join ] && read_sql=$READ || read_sql=$READ_LATERAL
   out=$("${PSQL[@]}" 2>/dev/null <<SQL
 alter table page_import set (autovacuum_enabled = false);
-truncate page_import, organization, project, organization_member, outbox_message cascade;
+truncate page_import, page_import_deletion, organization, project, organization_member, outbox_message cascade;
 insert into organization (id, name) values (1, 'o');
 insert into project (id, organization_id, name) values (1, 1, 'p');
 insert into organization_member values (1, 'bench');
@@ -118,7 +118,7 @@ SQL
   planning=$(grep -oE 'Planning Time: [0-9.]+' <<<"$out" | awk '{print $3}')
   printf '| %s | %s | %s | %s | %s |\n' "$shape" "$mode" "$plan" "$planning" "$ms"
 done
-"${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" -c "alter table page_import reset (autovacuum_enabled)"
+"${PSQL[@]}" -c "truncate page_import, page_import_deletion, organization, project, organization_member, outbox_message, page_import_attempt cascade" -c "alter table page_import reset (autovacuum_enabled)"
 
 # C3: the create statement's lookups, in the shape before (a join) and now (a
 # primary-key lookup in a lateral subquery, src/db/page_import.rs), as a
@@ -153,7 +153,7 @@ for shape in join lateral; do
       out=$("${PSQL[@]}" 2>/dev/null <<SQL
 alter table project set (autovacuum_enabled = false);
 alter table organization_member set (autovacuum_enabled = false);
-truncate page_import, organization, project, organization_member, outbox_message cascade;
+truncate page_import, page_import_deletion, organization, project, organization_member, outbox_message cascade;
 insert into organization (id, name) values (1, 'o');
 insert into project (id, organization_id, name) values (1, 1, 'p');
 insert into organization_member values (1, 'bench');
@@ -176,5 +176,5 @@ SQL
     done
   done
 done
-"${PSQL[@]}" -c "truncate page_import, organization, project, organization_member, outbox_message, page_import_attempt cascade" \
+"${PSQL[@]}" -c "truncate page_import, page_import_deletion, organization, project, organization_member, outbox_message, page_import_attempt cascade" \
   -c "alter table project reset (autovacuum_enabled)" -c "alter table organization_member reset (autovacuum_enabled)"

@@ -1,5 +1,6 @@
 //! Background tasks: the outbox relay, the capture dispatcher (its rules are
-//! `service::dispatch`), the sweeper (its rule is `service::sweeper`), and the change notifier and listener of event
+//! `service::dispatch`), the sweeper (its rule is `service::sweeper`), the
+//! eraser (`service::erasure`), and the change notifier and listener of event
 //! streams (`changes.rs`). All are safe to run in every replica (SKIP LOCKED) and
 //! stop when the token is cancelled.
 
@@ -11,6 +12,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::db;
+use crate::service::erasure::Eraser;
 use crate::service::sweeper::Sweeper;
 use crate::state::AppState;
 use crate::supervisor;
@@ -68,6 +70,10 @@ pub fn spawn_all(state: &AppState, shutdown: CancellationToken) -> Vec<JoinHandl
             let (sweeper_, interval, shutdown) = (state.sweeper(), state.config.sweeper_interval, shutdown.clone());
             Box::new(move || sweeper(sweeper_.clone(), interval, shutdown.clone()).boxed())
         }),
+        supervise("eraser", {
+            let (eraser_, interval, shutdown) = (state.eraser(), state.config.erase_interval, shutdown.clone());
+            Box::new(move || eraser(eraser_.clone(), interval, shutdown.clone()).boxed())
+        }),
     ]
 }
 
@@ -121,6 +127,21 @@ async fn sweeper(sweeper: Sweeper, interval: Duration, shutdown: CancellationTok
     while tick(&shutdown, interval).await {
         if let Err(err) = sweeper.sweep_once().await {
             tracing::warn!(error = %err, "sweeper pass failed");
+        }
+    }
+}
+
+/// An erasure pass right away (entries left by a replica that stopped are
+/// not kept waiting), then one every `ERASE_INTERVAL_SECS`.
+async fn eraser(eraser: Eraser, interval: Duration, shutdown: CancellationToken) {
+    loop {
+        match eraser.pass_once().await {
+            Ok(report) if report != Default::default() => tracing::info!(?report, "erasure pass"),
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = format!("{err:#}"), "erasure pass failed"),
+        }
+        if !tick(&shutdown, interval).await {
+            return;
         }
     }
 }

@@ -58,6 +58,13 @@ pub struct Config {
     /// freed or an attempt queued on another replica).
     #[arg(long, env = "CAPTURE_DISPATCH_INTERVAL_MS", default_value = "1000", value_parser = parse::millis)]
     pub capture_dispatch_interval: Duration,
+    /// How long a soft-deleted import keeps its artifacts before it is
+    /// erased (SPEC §13); 0 erases it at the next pass.
+    #[arg(long, env = "ERASE_AFTER_DELETE_SECS", default_value = "2592000", value_parser = parse::secs_or_zero)]
+    pub erase_after_delete: Duration,
+    /// How often erasure passes run (SPEC §13).
+    #[arg(long, env = "ERASE_INTERVAL_SECS", default_value = "60", value_parser = parse::secs)]
+    pub erase_interval: Duration,
     #[arg(long, env = "SOURCE_URL_DNS_CHECK", default_value = "true", action = ArgAction::Set,
           value_parser = BoolishValueParser::new())]
     pub source_url_dns_check: bool,
@@ -140,6 +147,19 @@ pub struct MigrateConfig {
     pub database_url: SecretString,
 }
 
+/// What `page-import erase-orphans` needs: the database and the bucket.
+#[derive(Clone, Debug, clap::Parser)]
+#[command(name = "page-import erase-orphans")]
+pub struct EraseConfig {
+    #[arg(long, env = "DATABASE_URL", value_parser = postgres_url)]
+    pub database_url: SecretString,
+    #[arg(long, env = "ARTIFACT_BUCKET")]
+    pub artifact_bucket: String,
+    #[arg(long, env = "S3_FORCE_PATH_STYLE", default_value = "false", action = ArgAction::Set,
+          value_parser = BoolishValueParser::new())]
+    pub s3_force_path_style: bool,
+}
+
 impl Config {
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(|k| std::env::var(k).ok())
@@ -208,6 +228,8 @@ mod tests {
         assert_eq!(config.capture_max_in_flight_per_org, 16);
         assert_eq!(config.org_max_queued, 10_000);
         assert_eq!(config.metrics_addr, None);
+        assert_eq!(config.erase_after_delete, Duration::from_secs(30 * 24 * 3600));
+        assert_eq!(config.erase_interval, Duration::from_secs(60));
     }
 
     #[test]
@@ -273,6 +295,9 @@ mod tests {
             ("ORG_MAX_QUEUED", "-1"),
             ("CAPTURE_DISPATCH_INTERVAL_MS", "soon"),
             ("METRICS_ADDR", "localhost"),
+            ("ERASE_AFTER_DELETE_SECS", "-1"),
+            ("ERASE_AFTER_DELETE_SECS", "soon"),
+            ("ERASE_INTERVAL_SECS", "0"),
         ] {
             let mut env = base();
             env.insert(var, value);

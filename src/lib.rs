@@ -12,6 +12,7 @@ pub mod domain;
 pub mod error;
 pub mod http;
 pub mod metrics;
+pub mod objects;
 pub mod openapi;
 pub mod queue;
 pub mod resource;

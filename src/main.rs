@@ -5,7 +5,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use page_import::config::{Config, LogFormat, MigrateConfig};
+use page_import::config::{Config, EraseConfig, LogFormat, MigrateConfig};
+use page_import::service::erasure;
 use page_import::state::AppState;
 use page_import::{auth, server, telemetry, MIGRATOR};
 use secrecy::ExposeSecret;
@@ -28,6 +29,16 @@ enum Command {
     Serve,
     /// Apply database migrations and exit.
     Migrate,
+    /// Erase the artifacts of imports that have no row and no pending
+    /// erasure: a bucket written before the deletion ledger (SPEC §13).
+    EraseOrphans {
+        /// Print one line per orphaned prefix and delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Spare a prefix whose newest object is younger than this.
+        #[arg(long, default_value_t = 86_400)]
+        older_than_secs: u64,
+    },
     /// Print a JWT signed with the local development key (dev/dev-jwt-private.pem).
     DevToken {
         #[arg(long, default_value = "dev-user")]
@@ -94,6 +105,28 @@ async fn main() -> ExitCode {
         };
     }
 
+    if let Some(Command::EraseOrphans {
+        dry_run,
+        older_than_secs,
+    }) = &cli.command
+    {
+        telemetry::init(LogFormat::Json);
+        let config: EraseConfig = match page_import_platform::config::from_env() {
+            Ok(config) => config,
+            Err(err) => {
+                eprintln!("{err}");
+                return ExitCode::from(2);
+            }
+        };
+        return match erase_orphans(config, *dry_run, Duration::from_secs(*older_than_secs)).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                tracing::error!(error = format!("{err:#}"), "erase-orphans failed");
+                ExitCode::FAILURE
+            }
+        };
+    }
+
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(err) => {
@@ -115,6 +148,14 @@ async fn migrate(database_url: &str) -> anyhow::Result<()> {
     let pool = sqlx::PgPool::connect(database_url).await?;
     MIGRATOR.run(&pool).await?;
     tracing::info!("migrations applied");
+    Ok(())
+}
+
+async fn erase_orphans(config: EraseConfig, dry_run: bool, older_than: Duration) -> anyhow::Result<()> {
+    let pool = sqlx::PgPool::connect(config.database_url.expose_secret()).await?;
+    let aws = page_import::aws::clients(config.s3_force_path_style, None).await;
+    let mut out = std::io::stdout().lock();
+    erasure::erase_orphans(&pool, &aws.s3, &config.artifact_bucket, older_than, dry_run, &mut out).await?;
     Ok(())
 }
 

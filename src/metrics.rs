@@ -148,6 +148,21 @@ impl Metrics {
         metrics::counter!("page_import_admission_rejected_total", "reason" => reason).increment(1);
     }
 
+    /// Imports whose erasure is due and not finished, and how long the
+    /// oldest of them has been due (SPEC §13).
+    pub fn erasure_pending(&self, pending: i64, oldest_seconds: f64) {
+        metrics::gauge!("page_import_erasure_pending").set(pending as f64);
+        metrics::gauge!("page_import_erasure_oldest_pending_seconds").set(oldest_seconds);
+    }
+
+    pub fn erasure_objects_deleted(&self, n: u64) {
+        metrics::counter!("page_import_erasure_objects_deleted_total").increment(n);
+    }
+
+    pub fn erasure_failed(&self) {
+        metrics::counter!("page_import_erasure_failures_total").increment(1);
+    }
+
     pub fn sweeper_failed_imports(&self, n: u64) {
         metrics::counter!("sweeper_timed_out_total").increment(n);
     }

@@ -20,6 +20,7 @@ use crate::service::callbacks::CallbackDeps;
 use crate::service::code2des::Code2DesDeps;
 use crate::service::create::CreateDeps;
 use crate::service::dispatch::{CaptureLimits, DispatchSignal, Dispatcher};
+use crate::service::erasure::Eraser;
 use crate::service::retry::RetryDeps;
 use crate::service::sweeper::Sweeper;
 
@@ -131,6 +132,18 @@ impl Shared {
             capture_timeout: self.config.capture_timeout,
             max_attempts: self.config.capture_max_attempts,
             dispatch: self.dispatch.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    pub fn eraser(&self) -> Eraser {
+        Eraser {
+            pool: self.pool.clone(),
+            s3: self.s3.clone(),
+            bucket: self.config.shared.artifact_bucket.clone(),
+            erase_after: self.config.erase_after_delete,
+            capture_timeout: self.config.capture_timeout,
+            interval: self.config.erase_interval,
             metrics: self.metrics.clone(),
         }
     }

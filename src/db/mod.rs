@@ -4,6 +4,7 @@ pub mod attempt_history;
 pub mod capture;
 pub mod coalesce;
 pub mod code2des;
+pub mod erasure;
 pub mod idempotency;
 pub mod outbox;
 pub mod page_import;

@@ -81,7 +81,7 @@ pub async fn receive(
         request_hash: &request_hash,
     };
     let mut conn = deps.pool.acquire().await?;
-    let fence = db::find_fence(&mut conn, &id).await?.ok_or(ApiError::NotFound)?;
+    let fence = find_fence(&mut conn, &id).await?;
     if let Err(err) = check_fence(&fence, attempt, &nonce) {
         return retry_replay_or(&mut conn, &received, err).await;
     }
@@ -146,6 +146,8 @@ pub async fn receive(
     let mut tx = deps.pool.begin().await?;
     if let Some(answer) = judge(&mut tx, &received).await? {
         // Moved since we read it: a concurrent twin, the sweeper, a delete.
+        // Committed: a late writer is noted for erasure (`seen_by_erasure`).
+        tx.commit().await?;
         return answer;
     }
     let capture_hash = match &callback {
@@ -204,7 +206,13 @@ async fn judge(
     tx: &mut PgConnection,
     received: &Received<'_>,
 ) -> Result<Option<Result<CallbackAck, ApiError>>, ApiError> {
-    let fence = db::lock_fence(tx, received.id).await?.ok_or(ApiError::NotFound)?;
+    let fence = db::lock_fence(tx, received.id).await?;
+    let fence = match seen_by_erasure(tx, received.id, fence).await {
+        Ok(fence) => fence,
+        // An answer, not a failure: the caller commits the late writer's note.
+        Err(gone @ (ApiError::Gone | ApiError::NotFound)) => return Ok(Some(Err(gone))),
+        Err(err) => return Err(err),
+    };
     if let Err(err) = check_fence(&fence, received.attempt, received.nonce) {
         return Ok(Some(retry_replay_or(tx, received, err).await));
     }
@@ -220,6 +228,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
     let (id, attempt) = (received.id, received.attempt);
     let mut tx = deps.pool.begin().await?;
     if let Some(answer) = judge(&mut tx, received).await? {
+        tx.commit().await?;
         return answer;
     }
     let next = NextAttempt {
@@ -277,6 +286,28 @@ async fn retry_replay_or(
         });
     }
     Err(err)
+}
+
+/// The import's fence, for a callback that has not locked it.
+async fn find_fence(conn: &mut PgConnection, id: &str) -> Result<Fence, ApiError> {
+    let fence = db::find_fence(conn, id).await?;
+    seen_by_erasure(conn, id, fence).await
+}
+
+/// A callback for an import that is deleted, or was deleted and erased, is
+/// a late writer (SPEC §13): the erasure ledger notes it, so that whatever it
+/// wrote is erased too, and [`check_fence`] answers 410. An id that was
+/// never known is 404.
+async fn seen_by_erasure(conn: &mut PgConnection, id: &str, fence: Option<Fence>) -> Result<Fence, ApiError> {
+    match fence {
+        Some(fence) if !fence.deleted => Ok(fence),
+        Some(fence) => {
+            crate::db::erasure::note_late_writer(conn, id).await?;
+            Ok(fence)
+        }
+        None if crate::db::erasure::note_late_writer(conn, id).await? => Err(ApiError::Gone),
+        None => Err(ApiError::NotFound),
+    }
 }
 
 fn check_fence(fence: &Fence, attempt: i32, nonce: &str) -> Result<(), ApiError> {

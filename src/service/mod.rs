@@ -7,6 +7,7 @@ pub mod callbacks;
 pub mod code2des;
 pub mod create;
 pub mod dispatch;
+pub mod erasure;
 pub mod imports;
 pub mod next_attempt;
 pub mod retry;

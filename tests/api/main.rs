@@ -13,6 +13,7 @@ mod cors;
 mod create;
 mod dispatch;
 mod dns_check;
+mod erasure;
 mod events;
 mod fidelity;
 mod idempotency;

@@ -62,6 +62,45 @@ pub fn artifact_prefix(page_import_id: &str, attempt: i32) -> String {
     format!("page-imports/{page_import_id}/{attempt}/")
 }
 
+/// Where every import's artifacts live: `page-imports/{id}/{attempt}/…`.
+pub const ARTIFACT_ROOT: &str = "page-imports/";
+
+/// The prefix of every attempt of one import: `page-imports/{id}/`.
+pub fn import_prefix(page_import_id: &str) -> String {
+    format!("{ARTIFACT_ROOT}{page_import_id}/")
+}
+
+/// An object key of the shape an attempt writes (SPEC §13 "Never deleted"):
+/// `page-imports/{uuid}/{attempt}/{name}`, the uuid in its canonical
+/// lowercase hyphenated form, the attempt a positive decimal integer with no
+/// leading zero, the name not empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptKey<'a> {
+    pub page_import_id: &'a str,
+    pub attempt: i32,
+}
+
+impl<'a> AttemptKey<'a> {
+    /// `None` for every key of another shape: erasure leaves those alone.
+    pub fn parse(key: &'a str) -> Option<Self> {
+        let rest = key.strip_prefix(ARTIFACT_ROOT)?;
+        let (id, rest) = rest.split_once('/')?;
+        let (attempt, name) = rest.split_once('/')?;
+        let canonical = uuid::Uuid::try_parse(id).ok()?.hyphenated().to_string();
+        if canonical != id || name.is_empty() {
+            return None;
+        }
+        if attempt.starts_with('0') || !attempt.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let attempt: i32 = attempt.parse().ok()?;
+        Some(Self {
+            page_import_id: id,
+            attempt,
+        })
+    }
+}
+
 /// The SQS deduplication id of an attempt's capture message: `{id}:{attempt}`.
 /// Also how the outbox names the attempt a message carries (publishing it
 /// stamps that attempt's `dispatched_at`: `db::outbox::delete_published`
@@ -78,6 +117,59 @@ pub fn s3_url(bucket: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    const ID: &str = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+    #[test]
+    fn attempt_keys_are_exactly_the_shape_attempts_write() {
+        let key = format!("{ID}/2/capture.json");
+        let parsed =
+            AttemptKey::parse(&format!("page-imports/{key}")).map(|k| (k.page_import_id.to_owned(), k.attempt));
+        assert_eq!(parsed, Some((ID.to_owned(), 2)));
+        assert!(AttemptKey::parse(&format!("page-imports/{ID}/1/assets/a/b.png")).is_some());
+        for other in [
+            format!("page-imports/{ID}/"),
+            format!("page-imports/{ID}/1/"),
+            format!("page-imports/{ID}/capture.json"),
+            format!("page-imports/{ID}/0/capture.json"),
+            format!("page-imports/{ID}/01/capture.json"),
+            format!("page-imports/{ID}/-1/capture.json"),
+            format!("page-imports/{ID}/+1/capture.json"),
+            format!("page-imports/{ID}/99999999999/capture.json"),
+            format!("page-imports/{}/1/capture.json", ID.to_uppercase()),
+            format!("page-imports/{}/1/capture.json", ID.replace('-', "")),
+            "page-imports/not-a-uuid/1/capture.json".to_owned(),
+            format!("other/{ID}/1/capture.json"),
+            format!("/page-imports/{ID}/1/capture.json"),
+            "page-imports/".to_owned(),
+        ] {
+            assert_eq!(AttemptKey::parse(&other), None, "{other}");
+        }
+    }
+
+    proptest! {
+        /// Whatever the key, parsing never panics, and a parsed key is the
+        /// prefix of its attempt followed by a name.
+        #[test]
+        fn a_parsed_key_starts_with_its_attempts_prefix(key in "(page-imports/)?[0-9a-fA-F-]{0,40}(/[0-9+-]{0,4})?(/[a-z./]{0,8})?") {
+            if let Some(parsed) = AttemptKey::parse(&key) {
+                let prefix = artifact_prefix(parsed.page_import_id, parsed.attempt);
+                prop_assert!(key.starts_with(&prefix) && key.len() > prefix.len());
+                prop_assert!(parsed.attempt >= 1);
+            }
+        }
+
+        /// Every key an attempt can write parses back to that attempt.
+        #[test]
+        fn every_key_an_attempt_writes_parses(id in any::<u128>(), attempt in 1..=i32::MAX, name in "[a-z0-9._-]{1,12}(/[a-z0-9._-]{1,12})?") {
+            let id = uuid::Uuid::from_u128(id).hyphenated().to_string();
+            let key = format!("{}{name}", artifact_prefix(&id, attempt));
+            let parsed = AttemptKey::parse(&key).unwrap();
+            prop_assert_eq!(parsed.page_import_id, id.as_str());
+            prop_assert_eq!(parsed.attempt, attempt);
+        }
+    }
 
     #[test]
     fn round_trips_and_debug_hides_the_nonce() {

@@ -134,6 +134,13 @@ pub mod parse {
             .map_err(|_| "expected a positive whole number of seconds".into())
     }
 
+    /// A whole number of seconds, 0 included (0 = at once).
+    pub fn secs_or_zero(v: &str) -> Result<Duration, String> {
+        v.parse::<u64>()
+            .map(Duration::from_secs)
+            .map_err(|_| "expected a whole number of seconds".into())
+    }
+
     /// A count or limit: a whole number ≥ 1 that fits `T`.
     pub fn count<T: TryFrom<u64>>(v: &str) -> Result<T, String> {
         positive(v)

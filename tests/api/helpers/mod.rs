@@ -134,6 +134,8 @@ impl TestApp {
             ("OUTBOX_MAX_BACKOFF_MS", "1000".to_owned()),
             ("OUTBOX_LEASE_MS", "3000".to_owned()),
             ("SWEEPER_INTERVAL_MS", "3600000".to_owned()),
+            // Erasure passes are run by the tests that need them.
+            ("ERASE_INTERVAL_SECS", "3600".to_owned()),
             ("LOG_FORMAT", "pretty".to_owned()),
         ]);
         // Bound first, so the queue messages' callback URL is this server's.

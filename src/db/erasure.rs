@@ -1,0 +1,227 @@
+//! The deletion ledger (`page_import_deletion`) and the erasure audit trail
+//! (`page_import_erasure`) of SPEC §13, as migration `…_erasure.sql`
+//! describes them. PostgreSQL's triggers write the ledger; these functions
+//! claim, renew, release and finish its entries. The rules that use them are
+//! in `service::erasure`.
+
+use std::time::Duration;
+
+use sqlx::PgConnection;
+
+/// One ledger entry, claimed by a pass under `lease`.
+#[derive(Debug, Clone)]
+pub struct Claimed {
+    pub page_import_id: String,
+    /// Seconds from the database's now to the end of the late writers'
+    /// window (`CAPTURE_TIMEOUT_SECS` after the last dispatch); ≤ 0 once it
+    /// is over or when the import was never dispatched.
+    pub window_left_secs: f64,
+    /// The late writes counted when it was claimed: a finish that finds
+    /// another count does not finish.
+    pub late_writes: i32,
+    /// Failed erasures so far, for the backoff.
+    pub failures: i32,
+}
+
+/// Claims up to `limit` due entries for `lease_for`: a soft delete's once
+/// `erase_after` has passed, a row delete's at once, none another pass
+/// holds, none waiting for a retry, and never one whose row is live. The
+/// last dispatch is read again from a soft-deleted row's attempts, which
+/// may have been dispatched after the delete (an outbox message in flight).
+pub async fn claim(
+    conn: &mut PgConnection,
+    lease: &str,
+    lease_for: Duration,
+    erase_after: Duration,
+    capture_timeout: Duration,
+    limit: i64,
+) -> sqlx::Result<Vec<Claimed>> {
+    sqlx::query_as!(
+        Claimed,
+        r#"
+        with due as (
+            select d.page_import_id
+            from page_import_deletion d
+            where (not d.soft or d.deleted_at <= now() - make_interval(secs => $3))
+              and coalesce(d.retry_at, '-infinity') <= now()
+              and coalesce(d.leased_until, '-infinity') < now()
+              and not exists (select 1 from page_import p where p.id = d.page_import_id and p.deleted_at is null)
+            order by d.recorded_at
+            limit $5
+            for update of d skip locked
+        )
+        update page_import_deletion d
+        set lease = $1, leased_until = now() + make_interval(secs => $2), picked_at = coalesce(d.picked_at, now())
+        from due
+        where d.page_import_id = due.page_import_id
+        returning d.page_import_id,
+                  coalesce(extract(epoch from greatest(
+                      d.last_dispatched_at,
+                      (select max(a.dispatched_at) from page_import_attempt a where a.page_import_id = d.page_import_id)
+                  ) + make_interval(secs => $4) - now())::float8, 0) as "window_left_secs!",
+                  d.late_writes, d.failures
+        "#,
+        lease,
+        lease_for.as_secs_f64(),
+        erase_after.as_secs_f64(),
+        capture_timeout.as_secs_f64(),
+        limit,
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Extends the lease while the pass still holds it; `false` when it was lost
+/// (it expired and another pass claimed the entry).
+pub async fn renew(conn: &mut PgConnection, id: &str, lease: &str, lease_for: Duration) -> sqlx::Result<bool> {
+    let renewed = sqlx::query!(
+        "update page_import_deletion set leased_until = now() + make_interval(secs => $3)
+         where page_import_id = $1 and lease = $2",
+        id,
+        lease,
+        lease_for.as_secs_f64(),
+    )
+    .execute(conn)
+    .await?;
+    Ok(renewed.rows_affected() == 1)
+}
+
+/// Gives the entry back, not to be claimed again for `retry_in`: the late
+/// writers' window is still open, or S3 failed (`failed`). The objects
+/// already deleted are counted.
+pub async fn release(
+    conn: &mut PgConnection,
+    id: &str,
+    lease: &str,
+    retry_in: Duration,
+    objects_deleted: i64,
+    failed: bool,
+) -> sqlx::Result<()> {
+    sqlx::query!(
+        "update page_import_deletion
+         set lease = null, leased_until = null, retry_at = now() + make_interval(secs => $3),
+             objects_deleted = objects_deleted + $4, failures = failures + $5::bool::int
+         where page_import_id = $1 and lease = $2",
+        id,
+        lease,
+        retry_in.as_secs_f64(),
+        objects_deleted,
+        failed,
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Finishes an erasure whose prefix was found empty, in one transaction:
+/// the soft-deleted row goes (its attempt history and `code2des` rows by
+/// the cascade), the ledger entry goes, and the audit row is written (or
+/// counts the objects of one more erasure, after a late writer). `false`,
+/// with nothing changed, when the pass lost its lease or a late write came
+/// in since the claim: the entry stays for the next pass.
+pub async fn finish(
+    conn: &mut PgConnection,
+    id: &str,
+    lease: &str,
+    late_writes: i32,
+    objects_deleted: i64,
+) -> sqlx::Result<bool> {
+    let mut tx = sqlx::Connection::begin(conn).await?;
+    // Only a row that is soft-deleted: `claim` never takes a live one, and
+    // an undelete is refused once an erasure was picked up (the trigger).
+    sqlx::query!("delete from page_import where id = $1 and deleted_at is not null", id)
+        .execute(&mut *tx)
+        .await?;
+    let erased = sqlx::query!(
+        r#"
+        with done as (
+            delete from page_import_deletion
+            where page_import_id = $1 and lease = $2 and late_writes = $3
+            returning page_import_id, organization_id, project_id, deleted_at, deleted_by, objects_deleted
+        )
+        insert into page_import_erasure as e
+            (id, organization_id, project_id, deleted_at, deleted_by, erased_at, objects_deleted)
+        select page_import_id, organization_id, project_id, deleted_at, deleted_by, now(), objects_deleted + $4
+        from done
+        on conflict (id) do update
+            set erased_at = excluded.erased_at, objects_deleted = e.objects_deleted + excluded.objects_deleted
+        "#,
+        id,
+        lease,
+        late_writes,
+        objects_deleted,
+    )
+    .execute(&mut *tx)
+    .await?;
+    if erased.rows_affected() == 1 {
+        tx.commit().await?;
+        Ok(true)
+    } else {
+        tx.rollback().await?;
+        Ok(false)
+    }
+}
+
+/// A callback arrived for an import that is deleted: being erased (its row
+/// soft-deleted, or gone with its entry still in the ledger) or erased (its
+/// audit row). Its entry counts the late write, or is written again from the
+/// audit row, so that whatever that worker wrote is erased too. `false`
+/// when the import is not known as deleted at all.
+pub async fn note_late_writer(conn: &mut PgConnection, id: &str) -> sqlx::Result<bool> {
+    let noted = sqlx::query!(
+        r#"
+        insert into page_import_deletion as d
+            (page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, late_writes)
+        select page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, 1
+        from (
+            select id as page_import_id, organization_id, project_id, deleted_at, deleted_by, true as soft, 1 as rank
+            from page_import where id = $1 and deleted_at is not null
+            union all
+            select page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, 2
+            from page_import_deletion where page_import_id = $1
+            union all
+            select id, organization_id, project_id, deleted_at, deleted_by, false, 3
+            from page_import_erasure where id = $1
+            order by rank
+            limit 1
+        ) known
+        on conflict (page_import_id) do update set late_writes = d.late_writes + 1, retry_at = null
+        "#,
+        id,
+    )
+    .execute(conn)
+    .await?;
+    Ok(noted.rows_affected() == 1)
+}
+
+/// Whether an import id is known: a row, or a ledger entry. What the orphan
+/// sweep never erases.
+pub async fn is_known(conn: &mut PgConnection, id: &str) -> sqlx::Result<bool> {
+    sqlx::query_scalar!(
+        r#"select exists (select 1 from page_import where id = $1)
+               or exists (select 1 from page_import_deletion where page_import_id = $1) as "known!""#,
+        id,
+    )
+    .fetch_one(conn)
+    .await
+}
+
+/// Imports whose erasure is due and not finished, and how long the oldest
+/// has been due (seconds; 0 when none).
+pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Result<(i64, f64)> {
+    let row = sqlx::query!(
+        r#"
+        select count(*) as "pending!",
+               coalesce(extract(epoch from now() - min(due))::float8, 0) as "oldest!"
+        from (
+            select case when soft then deleted_at + make_interval(secs => $1) else recorded_at end as due
+            from page_import_deletion
+        ) d
+        where due <= now()
+        "#,
+        erase_after.as_secs_f64(),
+    )
+    .fetch_one(conn)
+    .await?;
+    Ok((row.pending, row.oldest))
+}

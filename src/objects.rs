@@ -1,0 +1,127 @@
+//! An import's objects in the artifact bucket (SPEC §13): listing a prefix
+//! page by page, and deleting keys in `DeleteObjects` batches. Which keys
+//! may be deleted at all is the contract's [`AttemptKey`] rule; this module
+//! never deletes a key of another shape.
+
+use aws_sdk_s3::primitives::DateTime;
+use aws_sdk_s3::types::{Delete, ObjectIdentifier};
+
+use page_import_contract::job::AttemptKey;
+
+/// S3 takes at most 1 000 keys per `DeleteObjects` call (more is
+/// `MalformedXML`). moto accepts more, so no test against it can catch an
+/// oversized batch: the cap is here, and `batches` is unit-tested.
+pub const DELETE_BATCH: usize = 1000;
+
+/// What a listing of one prefix found.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Keys of the shape an attempt writes: the ones erasure deletes.
+    pub attempt_keys: Vec<String>,
+    /// Keys of any other shape: logged and left alone.
+    pub other_keys: Vec<String>,
+    /// The newest object's time, of either kind.
+    pub newest: Option<DateTime>,
+}
+
+/// Lists every object under `prefix`, following continuation tokens.
+pub async fn list(s3: &aws_sdk_s3::Client, bucket: &str, prefix: &str) -> anyhow::Result<Listing> {
+    let mut listing = Listing::default();
+    let mut pages = s3
+        .list_objects_v2()
+        .bucket(bucket)
+        .prefix(prefix)
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        for object in page?.contents() {
+            let Some(key) = object.key() else { continue };
+            if let Some(at) = object.last_modified() {
+                if listing.newest.is_none_or(|newest| *at > newest) {
+                    listing.newest = Some(*at);
+                }
+            }
+            if AttemptKey::parse(key).is_some() {
+                listing.attempt_keys.push(key.to_owned());
+            } else {
+                listing.other_keys.push(key.to_owned());
+            }
+        }
+    }
+    Ok(listing)
+}
+
+/// The `page-imports/{x}/` prefixes directly under `root`, page by page.
+pub async fn list_prefixes(s3: &aws_sdk_s3::Client, bucket: &str, root: &str) -> anyhow::Result<Vec<String>> {
+    let mut prefixes = Vec::new();
+    let mut pages = s3
+        .list_objects_v2()
+        .bucket(bucket)
+        .prefix(root)
+        .delimiter("/")
+        .into_paginator()
+        .send();
+    while let Some(page) = pages.next().await {
+        prefixes.extend(
+            page?
+                .common_prefixes()
+                .iter()
+                .filter_map(|p| p.prefix().map(str::to_owned)),
+        );
+    }
+    Ok(prefixes)
+}
+
+/// Splits keys into `DeleteObjects` batches of at most [`DELETE_BATCH`].
+pub fn batches(keys: &[String]) -> impl Iterator<Item = &[String]> {
+    keys.chunks(DELETE_BATCH)
+}
+
+/// Deletes one batch (≤ [`DELETE_BATCH`] keys, all of the attempt shape).
+/// A key S3 reports it could not delete fails the whole call, so the caller
+/// keeps its ledger entry and tries again. A key that was already gone is
+/// not an error: S3 deletes idempotently.
+pub async fn delete_batch(s3: &aws_sdk_s3::Client, bucket: &str, keys: &[String]) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        keys.len() <= DELETE_BATCH,
+        "a DeleteObjects batch of {} keys",
+        keys.len()
+    );
+    if let Some(key) = keys.iter().find(|key| AttemptKey::parse(key).is_none()) {
+        anyhow::bail!("refusing to delete {key:?}: not an attempt's object");
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let objects = keys
+        .iter()
+        .map(|key| ObjectIdentifier::builder().key(key).build())
+        .collect::<Result<Vec<_>, _>>()?;
+    let delete = Delete::builder().set_objects(Some(objects)).quiet(true).build()?;
+    let out = s3.delete_objects().bucket(bucket).delete(delete).send().await?;
+    if let Some(error) = out.errors().first() {
+        anyhow::bail!(
+            "S3 could not delete {} of {} objects (first: {})",
+            out.errors().len(),
+            keys.len(),
+            error.code().unwrap_or("no code"),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_never_exceed_what_s3_takes() {
+        for n in [0, 1, 999, 1000, 1001, 2500] {
+            let keys: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+            let sizes: Vec<usize> = batches(&keys).map(<[String]>::len).collect();
+            assert!(sizes.iter().all(|&s| (1..=DELETE_BATCH).contains(&s)), "{n}: {sizes:?}");
+            assert_eq!(sizes.iter().sum::<usize>(), n);
+            assert_eq!(sizes.len(), n.div_ceil(DELETE_BATCH));
+        }
+    }
+}

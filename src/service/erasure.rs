@@ -1,0 +1,307 @@
+//! Erasure (SPEC §13): what a capture stored goes with its import, and
+//! nothing live is ever removed.
+//!
+//! PostgreSQL writes the deletion ledger itself (`db::erasure`, migration
+//! `…_erasure.sql`). A pass, on any replica, claims due entries with a lease,
+//! lists each import's prefix, deletes its attempts' objects in batches
+//! outside any transaction, and finishes an entry (row, ledger entry, audit
+//! row, in one transaction) only once a listing shows no attempt's object
+//! after the late writers' window. `erase_orphans` is the one-off sweep of
+//! a bucket that predates the ledger. The task that runs passes is in
+//! `background.rs`.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+use aws_sdk_s3::primitives::DateTime;
+use futures::{StreamExt, TryStreamExt};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use page_import_contract::job::{import_prefix, ARTIFACT_ROOT};
+
+use crate::db;
+use crate::metrics::Metrics;
+use crate::objects::{self, Listing};
+
+/// Entries one pass claims at a time: 50 imports of 20 objects fill one
+/// `DeleteObjects` call.
+const CLAIM_BATCH: i64 = 50;
+/// Prefix listings in flight at once.
+const LISTINGS_IN_FLIGHT: usize = 8;
+/// How long a claim holds an entry; a pass that dies lets it go after this.
+const LEASE: Duration = Duration::from_secs(300);
+/// The longest wait before an entry whose S3 calls failed is tried again.
+const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+
+/// What a pass uses.
+#[derive(Clone)]
+pub struct Eraser {
+    pub pool: PgPool,
+    pub s3: aws_sdk_s3::Client,
+    pub bucket: String,
+    /// `ERASE_AFTER_DELETE_SECS`.
+    pub erase_after: Duration,
+    /// `CAPTURE_TIMEOUT_SECS`: how long after its last dispatch a worker may
+    /// still write an import's objects.
+    pub capture_timeout: Duration,
+    /// `ERASE_INTERVAL_SECS`: the first backoff after a failure.
+    pub interval: Duration,
+    pub metrics: Metrics,
+}
+
+/// What one pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassReport {
+    /// Imports whose erasure finished.
+    pub erased: usize,
+    /// Objects deleted.
+    pub objects: u64,
+    /// Imports put back to wait: the late writers' window is open, or an
+    /// object appeared after the deletions.
+    pub waiting: usize,
+    /// Imports whose S3 calls failed; tried again after a backoff.
+    pub failed: usize,
+}
+
+/// One claimed entry as the pass works it.
+struct Work {
+    entry: db::erasure::Claimed,
+    deleted: u64,
+    failed: bool,
+}
+
+impl Eraser {
+    /// Erases every due entry, batch after batch, then updates the pending
+    /// gauges. An entry whose S3 calls fail stays in the ledger for a later
+    /// pass; only a database error ends the pass early.
+    pub async fn pass_once(&self) -> anyhow::Result<PassReport> {
+        let mut report = PassReport::default();
+        loop {
+            let lease = Uuid::new_v4().to_string();
+            let claimed = {
+                let mut conn = self.pool.acquire().await?;
+                db::erasure::claim(
+                    &mut conn,
+                    &lease,
+                    LEASE,
+                    self.erase_after,
+                    self.capture_timeout,
+                    CLAIM_BATCH,
+                )
+                .await?
+            };
+            let full = claimed.len() as i64 == CLAIM_BATCH;
+            self.erase_batch(&lease, claimed, &mut report).await?;
+            if !full {
+                break;
+            }
+        }
+        let mut conn = self.pool.acquire().await?;
+        let (pending, oldest) = db::erasure::pending(&mut conn, self.erase_after).await?;
+        self.metrics.erasure_pending(pending, oldest);
+        Ok(report)
+    }
+
+    /// Lists every claimed prefix, deletes what the listings found across
+    /// the batch (≤ 1 000 keys a call), then finishes each entry whose
+    /// late writers' window is over and whose prefix now lists empty.
+    async fn erase_batch(
+        &self,
+        lease: &str,
+        claimed: Vec<db::erasure::Claimed>,
+        report: &mut PassReport,
+    ) -> anyhow::Result<()> {
+        let mut work: Vec<Work> = claimed
+            .into_iter()
+            .map(|entry| Work {
+                entry,
+                deleted: 0,
+                failed: false,
+            })
+            .collect();
+        let listings = self
+            .list_all(work.iter().map(|w| w.entry.page_import_id.clone()).collect())
+            .await;
+        let mut owner = HashMap::new();
+        let mut keys = Vec::new();
+        for (i, listing) in listings.into_iter().enumerate() {
+            match listing {
+                Ok(listing) => {
+                    for key in listing.attempt_keys {
+                        owner.insert(key.clone(), i);
+                        keys.push(key);
+                    }
+                }
+                Err(err) => self.failed(&mut work[i], &err),
+            }
+        }
+        for batch in objects::batches(&keys) {
+            match objects::delete_batch(&self.s3, &self.bucket, batch).await {
+                Ok(()) => batch.iter().for_each(|key| work[owner[key]].deleted += 1),
+                Err(err) => {
+                    let hit: std::collections::BTreeSet<usize> = batch.iter().map(|key| owner[key]).collect();
+                    hit.into_iter().for_each(|i| self.failed(&mut work[i], &err));
+                }
+            }
+        }
+        let deleted: u64 = work.iter().map(|w| w.deleted).sum();
+        self.metrics.erasure_objects_deleted(deleted);
+        report.objects += deleted;
+
+        // A second listing, after the window, is the proof of an empty prefix.
+        let verify: Vec<usize> = (0..work.len())
+            .filter(|&i| !work[i].failed && work[i].entry.window_left_secs <= 0.0)
+            .collect();
+        let listings = self
+            .list_all(verify.iter().map(|&i| work[i].entry.page_import_id.clone()).collect())
+            .await;
+        let mut conn = self.pool.acquire().await?;
+        let mut verified = vec![None; work.len()];
+        for (i, listing) in verify.into_iter().zip(listings) {
+            match listing {
+                Ok(listing) => verified[i] = Some(listing.attempt_keys.is_empty()),
+                Err(err) => self.failed(&mut work[i], &err),
+            }
+        }
+        for (w, empty) in work.iter().zip(verified) {
+            let id = w.entry.page_import_id.as_str();
+            let deleted = w.deleted as i64;
+            if w.failed {
+                let backoff = self.backoff(w.entry.failures);
+                db::erasure::release(&mut conn, id, lease, backoff, deleted, true).await?;
+                report.failed += 1;
+            } else if empty == Some(true)
+                && db::erasure::finish(&mut conn, id, lease, w.entry.late_writes, deleted).await?
+            {
+                tracing::info!(page_import_id = %id, objects = w.deleted, "import erased");
+                report.erased += 1;
+            } else {
+                // The window is open, an object appeared after the deletions,
+                // or a late writer called back: look again later.
+                let wait = Duration::from_secs_f64(w.entry.window_left_secs.max(0.0));
+                db::erasure::release(&mut conn, id, lease, wait, deleted, false).await?;
+                report.waiting += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists each import's prefix, a few at a time, in the given order.
+    async fn list_all(&self, ids: Vec<String>) -> Vec<anyhow::Result<Listing>> {
+        let listings = ids.into_iter().map(|id| {
+            let prefix = import_prefix(&id);
+            async move {
+                let listing = objects::list(&self.s3, &self.bucket, &prefix).await?;
+                for key in &listing.other_keys {
+                    tracing::warn!(key = %key, "left alone: not an attempt's object");
+                }
+                Ok(listing)
+            }
+        });
+        futures::stream::iter(listings)
+            .buffered(LISTINGS_IN_FLIGHT)
+            .collect()
+            .await
+    }
+
+    fn failed(&self, work: &mut Work, err: &anyhow::Error) {
+        if !work.failed {
+            work.failed = true;
+            self.metrics.erasure_failed();
+            tracing::warn!(
+                page_import_id = %work.entry.page_import_id,
+                error = format!("{err:#}"),
+                "erasure failed; it is tried again later"
+            );
+        }
+    }
+
+    /// `ERASE_INTERVAL_SECS` doubled per failure so far, at most an hour.
+    fn backoff(&self, failures: i32) -> Duration {
+        let factor = 2u32.saturating_pow(failures.clamp(0, 16) as u32);
+        self.interval.saturating_mul(factor).min(MAX_BACKOFF)
+    }
+}
+
+/// What `page-import erase-orphans` found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct OrphanReport {
+    /// `page-imports/{x}/` prefixes listed.
+    pub prefixes: usize,
+    /// Orphaned prefixes erased (or, in a dry run, that would be).
+    pub orphans: usize,
+    /// Their attempts' objects.
+    pub objects: u64,
+    /// Orphaned prefixes spared: their newest object is too recent.
+    pub spared: usize,
+    /// Prefixes whose name is not an import id: left alone.
+    pub left_alone: usize,
+}
+
+/// The sweep for deployments that existed before the ledger (SPEC §13):
+/// erases each `page-imports/{uuid}/` prefix with no row and no ledger
+/// entry whose newest object is older than `older_than`. Prints one line per
+/// orphan to `out` (`would erase` in a dry run, which deletes nothing) and
+/// one summary line. A prefix that is not a canonical import id, and every
+/// key not of an attempt's shape, is left alone.
+pub async fn erase_orphans(
+    pool: &PgPool,
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    older_than: Duration,
+    dry_run: bool,
+    out: &mut impl Write,
+) -> anyhow::Result<OrphanReport> {
+    let mut report = OrphanReport::default();
+    let cutoff = DateTime::from(SystemTime::now() - older_than);
+    let mut conn = pool.acquire().await?;
+    for prefix in objects::list_prefixes(s3, bucket, ARTIFACT_ROOT).await? {
+        report.prefixes += 1;
+        let id = prefix.strip_prefix(ARTIFACT_ROOT).unwrap_or("").trim_end_matches('/');
+        let canonical = Uuid::try_parse(id).map(|u| u.hyphenated().to_string());
+        if canonical.as_deref() != Ok(id) {
+            tracing::warn!(prefix = %prefix, "left alone: not an import's prefix");
+            report.left_alone += 1;
+            continue;
+        }
+        if db::erasure::is_known(&mut conn, id).await? {
+            continue;
+        }
+        let listing = objects::list(s3, bucket, &prefix).await?;
+        if listing.attempt_keys.is_empty() {
+            continue;
+        }
+        if listing.newest.is_some_and(|newest| newest > cutoff) {
+            report.spared += 1;
+            continue;
+        }
+        let n = listing.attempt_keys.len();
+        if dry_run {
+            writeln!(out, "would erase {prefix} ({n} objects)")?;
+        } else {
+            futures::stream::iter(objects::batches(&listing.attempt_keys))
+                .map(|batch| objects::delete_batch(s3, bucket, batch))
+                .buffered(2)
+                .try_collect::<Vec<()>>()
+                .await?;
+            writeln!(out, "erased {prefix} ({n} objects)")?;
+        }
+        report.orphans += 1;
+        report.objects += n as u64;
+    }
+    writeln!(
+        out,
+        "{}: {} prefixes listed, {} orphaned with {} objects {}, {} spared as newer than {} s, {} left alone",
+        if dry_run { "dry run" } else { "done" },
+        report.prefixes,
+        report.orphans,
+        report.objects,
+        if dry_run { "to erase" } else { "erased" },
+        report.spared,
+        older_than.as_secs(),
+        report.left_alone,
+    )?;
+    Ok(report)
+}
