@@ -3,10 +3,12 @@
 //! may be deleted at all is the contract's [`AttemptKey`] rule; this module
 //! never deletes a key of another shape.
 
+use std::collections::HashMap;
+
 use aws_sdk_s3::primitives::DateTime;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
-use page_import_contract::job::AttemptKey;
+use page_import_contract::job::{AttemptKey, ARTIFACT_ROOT};
 
 /// S3 takes at most 1 000 keys per `DeleteObjects` call (more is
 /// `MalformedXML`). moto accepts more, so no test against it can catch an
@@ -35,20 +37,87 @@ pub async fn list(s3: &aws_sdk_s3::Client, bucket: &str, prefix: &str) -> anyhow
         .send();
     while let Some(page) = pages.next().await {
         for object in page?.contents() {
-            let Some(key) = object.key() else { continue };
-            if let Some(at) = object.last_modified() {
-                if listing.newest.is_none_or(|newest| *at > newest) {
-                    listing.newest = Some(*at);
-                }
-            }
-            if AttemptKey::parse(key).is_some() {
-                listing.attempt_keys.push(key.to_owned());
-            } else {
-                listing.other_keys.push(key.to_owned());
+            if let Some(key) = object.key() {
+                listing.add(key, object.last_modified());
             }
         }
     }
     Ok(listing)
+}
+
+impl Listing {
+    fn add(&mut self, key: &str, modified: Option<&DateTime>) {
+        if let Some(at) = modified {
+            if self.newest.is_none_or(|newest| *at > newest) {
+                self.newest = Some(*at);
+            }
+        }
+        if AttemptKey::parse(key).is_some() {
+            self.attempt_keys.push(key.to_owned());
+        } else {
+            self.other_keys.push(key.to_owned());
+        }
+    }
+}
+
+/// Lists the prefixes of several imports (`ids`, sorted) in one walk of the
+/// key range they span, from the first id's prefix on, stopping past the
+/// last id's or after `max_pages` pages (the range may hold many objects of
+/// other imports). Returns the listing of every id the walk covered whole;
+/// the ids it did not reach are left to a listing of their own.
+pub async fn list_range(
+    s3: &aws_sdk_s3::Client,
+    bucket: &str,
+    ids: &[String],
+    max_pages: usize,
+) -> anyhow::Result<(HashMap<String, Listing>, Vec<String>)> {
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
+        return Ok((HashMap::new(), Vec::new()));
+    };
+    let mut listings: HashMap<String, Listing> = ids.iter().map(|id| (id.clone(), Listing::default())).collect();
+    let mut pages = s3
+        .list_objects_v2()
+        .bucket(bucket)
+        .prefix(ARTIFACT_ROOT)
+        .start_after(format!("{ARTIFACT_ROOT}{first}"))
+        .into_paginator()
+        .send();
+    let mut reached: Option<String> = None;
+    let mut done = false;
+    for _ in 0..max_pages {
+        let Some(page) = pages.next().await else {
+            done = true;
+            break;
+        };
+        for object in page?.contents() {
+            let Some(key) = object.key() else { continue };
+            let id = key[ARTIFACT_ROOT.len()..].split('/').next().unwrap_or("");
+            if id > last.as_str() {
+                done = true;
+                break;
+            }
+            if let Some(listing) = listings.get_mut(id) {
+                listing.add(key, object.last_modified());
+            }
+            reached = Some(id.to_owned());
+        }
+        if done {
+            break;
+        }
+    }
+    if done {
+        return Ok((listings, Vec::new()));
+    }
+    // Cut short: an id the walk is inside of, or has not reached, is not covered.
+    let rest: Vec<String> = ids
+        .iter()
+        .filter(|id| reached.as_deref().is_none_or(|r| id.as_str() >= r))
+        .cloned()
+        .collect();
+    rest.iter().for_each(|id| {
+        listings.remove(id);
+    });
+    Ok((listings, rest))
 }
 
 /// The `page-imports/{x}/` prefixes directly under `root`, page by page.

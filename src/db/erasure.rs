@@ -86,80 +86,116 @@ pub async fn renew(conn: &mut PgConnection, id: &str, lease: &str, lease_for: Du
     Ok(renewed.rows_affected() == 1)
 }
 
-/// Gives the entry back, not to be claimed again for `retry_in`: the late
-/// writers' window is still open, or S3 failed (`failed`). The objects
-/// already deleted are counted.
-pub async fn release(
-    conn: &mut PgConnection,
-    id: &str,
-    lease: &str,
-    retry_in: Duration,
-    objects_deleted: i64,
-    failed: bool,
-) -> sqlx::Result<()> {
+/// One entry given back, not to be claimed again for `retry_in`: the late
+/// writers' window is still open, an object appeared, or S3 failed
+/// (`failed`). The objects already deleted are counted.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub page_import_id: String,
+    pub retry_in: Duration,
+    pub objects_deleted: i64,
+    pub failed: bool,
+}
+
+/// Gives entries back, in one statement (one commit for the batch), where
+/// the pass still holds them.
+pub async fn release(conn: &mut PgConnection, lease: &str, entries: &[Release]) -> sqlx::Result<()> {
+    let ids: Vec<&str> = entries.iter().map(|e| e.page_import_id.as_str()).collect();
+    let retry: Vec<f64> = entries.iter().map(|e| e.retry_in.as_secs_f64()).collect();
+    let objects: Vec<i64> = entries.iter().map(|e| e.objects_deleted).collect();
+    let failed: Vec<bool> = entries.iter().map(|e| e.failed).collect();
     sqlx::query!(
-        "update page_import_deletion
-         set lease = null, leased_until = null, retry_at = now() + make_interval(secs => $3),
-             objects_deleted = objects_deleted + $4, failures = failures + $5::bool::int
-         where page_import_id = $1 and lease = $2",
-        id,
+        "update page_import_deletion d
+         set lease = null, leased_until = null, retry_at = now() + make_interval(secs => r.retry_in),
+             objects_deleted = d.objects_deleted + r.objects, failures = d.failures + r.failed::int
+         from unnest($2::text[], $3::float8[], $4::int8[], $5::bool[]) as r(id, retry_in, objects, failed)
+         where d.page_import_id = r.id and d.lease = $1",
         lease,
-        retry_in.as_secs_f64(),
-        objects_deleted,
-        failed,
+        &ids as &[&str],
+        &retry,
+        &objects,
+        &failed,
     )
     .execute(conn)
     .await?;
     Ok(())
 }
 
-/// Finishes an erasure whose prefix was found empty, in one transaction:
-/// the soft-deleted row goes (its attempt history and `code2des` rows by
-/// the cascade), the ledger entry goes, and the audit row is written (or
-/// counts the objects of one more erasure, after a late writer). `false`,
-/// with nothing changed, when the pass lost its lease or a late write came
-/// in since the claim: the entry stays for the next pass.
-pub async fn finish(
-    conn: &mut PgConnection,
-    id: &str,
-    lease: &str,
-    late_writes: i32,
-    objects_deleted: i64,
-) -> sqlx::Result<bool> {
+/// An entry whose prefix was found empty after its late writers' window.
+#[derive(Debug, Clone)]
+pub struct Finish {
+    pub page_import_id: String,
+    /// The late writes its claim saw.
+    pub late_writes: i32,
+    pub objects_deleted: i64,
+}
+
+/// Finishes erasures, in one transaction for the batch: for each entry the
+/// pass still holds and no late write came to since its claim (its ledger
+/// row locked, so a late writer's note waits for the commit), the
+/// soft-deleted row goes (its attempt history and `code2des` rows by the
+/// cascade), then the ledger entry, and the audit row is written (or counts
+/// the objects of one more erasure, after a late writer). Returns the ids
+/// finished; the others stay for a later pass.
+pub async fn finish(conn: &mut PgConnection, lease: &str, entries: &[Finish]) -> sqlx::Result<Vec<String>> {
+    let ids: Vec<&str> = entries.iter().map(|e| e.page_import_id.as_str()).collect();
+    let late: Vec<i32> = entries.iter().map(|e| e.late_writes).collect();
     let mut tx = sqlx::Connection::begin(conn).await?;
-    // Only a row that is soft-deleted: `claim` never takes a live one, and
-    // an undelete is refused once an erasure was picked up (the trigger).
-    sqlx::query!("delete from page_import where id = $1 and deleted_at is not null", id)
-        .execute(&mut *tx)
-        .await?;
-    let erased = sqlx::query!(
+    let done: Vec<String> = sqlx::query_scalar!(
         r#"
-        with done as (
-            delete from page_import_deletion
-            where page_import_id = $1 and lease = $2 and late_writes = $3
-            returning page_import_id, organization_id, project_id, deleted_at, deleted_by, objects_deleted
-        )
-        insert into page_import_erasure as e
-            (id, organization_id, project_id, deleted_at, deleted_by, erased_at, objects_deleted)
-        select page_import_id, organization_id, project_id, deleted_at, deleted_by, now(), objects_deleted + $4
-        from done
-        on conflict (id) do update
-            set erased_at = excluded.erased_at, objects_deleted = e.objects_deleted + excluded.objects_deleted
+        select d.page_import_id from page_import_deletion d
+        join unnest($2::text[], $3::int4[]) as f(id, late_writes) on f.id = d.page_import_id
+        where d.lease = $1 and d.late_writes = f.late_writes
+        order by d.page_import_id
+        for update of d
         "#,
-        id,
         lease,
-        late_writes,
-        objects_deleted,
+        &ids as &[&str],
+        &late,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    // The row first: its delete trigger writes the ledger entry deleted next.
+    // Only a soft-deleted one: `claim` never takes a live row, and an undo
+    // is refused once an erasure was picked up (the trigger).
+    sqlx::query!(
+        "delete from page_import where id = any($1) and deleted_at is not null",
+        &done
     )
     .execute(&mut *tx)
     .await?;
-    if erased.rows_affected() == 1 {
-        tx.commit().await?;
-        Ok(true)
-    } else {
-        tx.rollback().await?;
-        Ok(false)
-    }
+    let objects: Vec<i64> = done
+        .iter()
+        .map(|id| {
+            entries
+                .iter()
+                .find(|e| &e.page_import_id == id)
+                .map_or(0, |e| e.objects_deleted)
+        })
+        .collect();
+    sqlx::query!(
+        r#"
+        with gone as (
+            delete from page_import_deletion d
+            using unnest($1::text[], $2::int8[]) as f(id, objects)
+            where d.page_import_id = f.id
+            returning d.page_import_id, d.organization_id, d.project_id, d.deleted_at, d.deleted_by,
+                      d.objects_deleted + f.objects as objects
+        )
+        insert into page_import_erasure as e
+            (id, organization_id, project_id, deleted_at, deleted_by, erased_at, objects_deleted)
+        select page_import_id, organization_id, project_id, deleted_at, deleted_by, now(), objects
+        from gone
+        on conflict (id) do update
+            set erased_at = excluded.erased_at, objects_deleted = e.objects_deleted + excluded.objects_deleted
+        "#,
+        &done,
+        &objects,
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(done)
 }
 
 /// A callback arrived for an import that is deleted: being erased (its row

@@ -28,6 +28,10 @@ use crate::objects::{self, Listing};
 /// Entries one pass claims at a time: 50 imports of 20 objects fill one
 /// `DeleteObjects` call.
 const CLAIM_BATCH: i64 = 50;
+/// Pages of 1 000 keys one walk of a batch's key range reads at most before
+/// it leaves the rest to listings of their own: a batch whose imports lie far
+/// apart, among many live objects.
+const RANGE_PAGES: usize = 4;
 /// Prefix listings in flight at once.
 const LISTINGS_IN_FLIGHT: usize = 8;
 /// How long a claim holds an entry; a pass that dies lets it go after this.
@@ -157,7 +161,6 @@ impl Eraser {
         let listings = self
             .list_all(verify.iter().map(|&i| work[i].entry.page_import_id.clone()).collect())
             .await;
-        let mut conn = self.pool.acquire().await?;
         let mut verified = vec![None; work.len()];
         for (i, listing) in verify.into_iter().zip(listings) {
             match listing {
@@ -165,38 +168,88 @@ impl Eraser {
                 Err(err) => self.failed(&mut work[i], &err),
             }
         }
-        for (w, empty) in work.iter().zip(verified) {
-            let id = w.entry.page_import_id.as_str();
-            let deleted = w.deleted as i64;
-            if w.failed {
-                let backoff = self.backoff(w.entry.failures);
-                db::erasure::release(&mut conn, id, lease, backoff, deleted, true).await?;
-                report.failed += 1;
-            } else if empty == Some(true)
-                && db::erasure::finish(&mut conn, id, lease, w.entry.late_writes, deleted).await?
-            {
+        let finishing: Vec<db::erasure::Finish> = work
+            .iter()
+            .zip(&verified)
+            .filter(|(w, empty)| !w.failed && **empty == Some(true))
+            .map(|(w, _)| db::erasure::Finish {
+                page_import_id: w.entry.page_import_id.clone(),
+                late_writes: w.entry.late_writes,
+                objects_deleted: w.deleted as i64,
+            })
+            .collect();
+        let mut conn = self.pool.acquire().await?;
+        let finished: std::collections::HashSet<String> = db::erasure::finish(&mut conn, lease, &finishing)
+            .await?
+            .into_iter()
+            .collect();
+        let mut releases = Vec::new();
+        for w in &work {
+            let id = &w.entry.page_import_id;
+            if finished.contains(id) {
                 tracing::info!(page_import_id = %id, objects = w.deleted, "import erased");
                 report.erased += 1;
-            } else {
-                // The window is open, an object appeared after the deletions,
-                // or a late writer called back: look again later.
-                let wait = Duration::from_secs_f64(w.entry.window_left_secs.max(0.0));
-                db::erasure::release(&mut conn, id, lease, wait, deleted, false).await?;
-                report.waiting += 1;
+                continue;
             }
+            // Failed; or the window is open, an object appeared after the
+            // deletions, or a late writer called back: look again later.
+            let retry_in = if w.failed {
+                report.failed += 1;
+                self.backoff(w.entry.failures)
+            } else {
+                report.waiting += 1;
+                Duration::from_secs_f64(w.entry.window_left_secs.max(0.0))
+            };
+            releases.push(db::erasure::Release {
+                page_import_id: id.clone(),
+                retry_in,
+                objects_deleted: w.deleted as i64,
+                failed: w.failed,
+            });
         }
+        db::erasure::release(&mut conn, lease, &releases).await?;
         Ok(())
     }
 
-    /// Lists each import's prefix, a few at a time, in the given order.
+    /// Lists each import's prefix, in the given order: the batch's ids in
+    /// one walk of the key range they span (imports deleted together were
+    /// mostly created together, and uuid v7 ids sort by time), then any id
+    /// the walk did not cover, a few listings at a time.
     async fn list_all(&self, ids: Vec<String>) -> Vec<anyhow::Result<Listing>> {
+        let mut sorted = ids.clone();
+        sorted.sort();
+        let (mut walked, rest) = match objects::list_range(&self.s3, &self.bucket, &sorted, RANGE_PAGES).await {
+            Ok(walked) => walked,
+            Err(_) => (HashMap::new(), sorted),
+        };
+        let listed = self.list_each(rest.clone()).await;
+        let mut rest: HashMap<String, anyhow::Result<Listing>> = rest.into_iter().zip(listed).collect();
+        ids.iter()
+            .map(|id| match walked.remove(id) {
+                Some(listing) => {
+                    Self::warn_others(&listing);
+                    Ok(listing)
+                }
+                None => rest
+                    .remove(id)
+                    .unwrap_or_else(|| Err(anyhow::anyhow!("import {id} was not listed"))),
+            })
+            .collect()
+    }
+
+    fn warn_others(listing: &Listing) {
+        for key in &listing.other_keys {
+            tracing::warn!(key = %key, "left alone: not an attempt's object");
+        }
+    }
+
+    /// Lists each import's prefix on its own, a few at a time, in order.
+    async fn list_each(&self, ids: Vec<String>) -> Vec<anyhow::Result<Listing>> {
         let listings = ids.into_iter().map(|id| {
             let prefix = import_prefix(&id);
             async move {
                 let listing = objects::list(&self.s3, &self.bucket, &prefix).await?;
-                for key in &listing.other_keys {
-                    tracing::warn!(key = %key, "left alone: not an attempt's object");
-                }
+                Self::warn_others(&listing);
                 Ok(listing)
             }
         });
