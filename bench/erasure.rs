@@ -1,15 +1,15 @@
-//! Benchmark E: erasure (SPEC §13). Run against a migrated database and
+//! Benchmark X: erasure (SPEC §13). Run against a migrated database and
 //! the AWS emulator (the environment `scripts/dev` prints):
 //! `cargo run --release --example erase_cost -- --imports 300`.
 //!
-//! E1, throughput. `--imports` imports of `--objects` objects each, their
+//! X1, throughput. `--imports` imports of `--objects` objects each, their
 //! rows deleted in SQL (the ledger's triggers record them), then one
 //! erasure pass of the service's own code (`Eraser::pass_once`: claims,
 //! listings, `DeleteObjects` batches, second listings, finishes), timed.
 //! Against it: the same keys written again and deleted by a plain loop of
 //! `DeleteObjects` calls of 1 000 keys, with no listing and no database.
 //!
-//! E2, under load. A create-like write load (each transaction inserts one
+//! X2, under load. A create-like write load (each transaction inserts one
 //! `page_import` row and its attempt, as a create does) runs at full speed
 //! from `--writers` connections for `--seconds`, first alone, then while
 //! imports are deleted in waves of 50 and a replica's eraser runs every
@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let project = seed_project(&pool).await?;
 
-    println!("\n## E1 erasure throughput\n");
+    println!("\n## X1 erasure throughput\n");
     let ids = seed_imports(&pool, project, cli.imports).await?;
     let keys = keys_of(&ids, cli.objects);
     let seeded = Instant::now();
@@ -119,7 +119,7 @@ async fn main() -> anyhow::Result<()> {
         plain_secs / pass_secs
     );
 
-    println!("\n## E2 erasure under a write load\n");
+    println!("\n## X2 erasure under a write load\n");
     let ids = seed_imports(&pool, project, cli.imports).await?;
     put_all(&s3, &bucket, &keys_of(&ids, cli.objects)).await?;
     let alone = write_load(&pool, project, cli.writers, cli.seconds, None).await?;

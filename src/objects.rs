@@ -61,14 +61,15 @@ impl Listing {
 }
 
 /// Lists the prefixes of several imports (`ids`, sorted) in one walk of the
-/// key range they span, from the first id's prefix on, stopping past the
-/// last id's or after `max_pages` pages (the range may hold many objects of
-/// other imports). Returns the listing of every id the walk covered whole;
+/// key range they span, from the first id's prefix on, in pages of
+/// `page_size` keys, stopping past the last id's or after `max_pages` pages
+/// (the range may hold many objects of other imports). Returns the listing of every id the walk covered whole;
 /// the ids it did not reach are left to a listing of their own.
 pub async fn list_range(
     s3: &aws_sdk_s3::Client,
     bucket: &str,
     ids: &[String],
+    page_size: i32,
     max_pages: usize,
 ) -> anyhow::Result<(HashMap<String, Listing>, Vec<String>)> {
     let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
@@ -80,6 +81,7 @@ pub async fn list_range(
         .bucket(bucket)
         .prefix(ARTIFACT_ROOT)
         .start_after(format!("{ARTIFACT_ROOT}{first}"))
+        .max_keys(page_size)
         .into_paginator()
         .send();
     let mut reached: Option<String> = None;

@@ -25,13 +25,27 @@ use crate::db;
 use crate::metrics::Metrics;
 use crate::objects::{self, Listing};
 
-/// Entries one pass claims at a time: 50 imports of 20 objects fill one
-/// `DeleteObjects` call.
-const CLAIM_BATCH: i64 = 50;
-/// Pages of 1 000 keys one walk of a batch's key range reads at most before
-/// it leaves the rest to listings of their own: a batch whose imports lie far
-/// apart, among many live objects.
-const RANGE_PAGES: usize = 4;
+/// Entries one pass claims at a time: 200 imports of 20 objects are four
+/// `DeleteObjects` calls, found by one walk of their key range.
+const CLAIM_BATCH: i64 = 200;
+/// Pages of 1 000 keys the walk that finds a batch's objects reads at most
+/// before it leaves the rest to listings of their own: a batch whose imports
+/// lie far apart, among many live objects.
+const FIND_PAGES: usize = 12;
+/// The walk that proves a batch's prefixes empty expects to find nothing of
+/// them: small pages, so that it does not read a page of other imports'
+/// objects to see where the range ends.
+const VERIFY_PAGE: i32 = 50;
+const VERIFY_PAGES: usize = 4;
+
+/// Which walk of a batch's key range.
+#[derive(Clone, Copy)]
+enum Walk {
+    /// Finds the objects to delete.
+    Find,
+    /// Proves the prefixes empty after the deletions.
+    Verify,
+}
 /// Prefix listings in flight at once.
 const LISTINGS_IN_FLIGHT: usize = 8;
 /// How long a claim holds an entry; a pass that dies lets it go after this.
@@ -126,7 +140,10 @@ impl Eraser {
             })
             .collect();
         let listings = self
-            .list_all(work.iter().map(|w| w.entry.page_import_id.clone()).collect())
+            .list_all(
+                work.iter().map(|w| w.entry.page_import_id.clone()).collect(),
+                Walk::Find,
+            )
             .await;
         let mut owner = HashMap::new();
         let mut keys = Vec::new();
@@ -159,7 +176,10 @@ impl Eraser {
             .filter(|&i| !work[i].failed && work[i].entry.window_left_secs <= 0.0)
             .collect();
         let listings = self
-            .list_all(verify.iter().map(|&i| work[i].entry.page_import_id.clone()).collect())
+            .list_all(
+                verify.iter().map(|&i| work[i].entry.page_import_id.clone()).collect(),
+                Walk::Verify,
+            )
             .await;
         let mut verified = vec![None; work.len()];
         for (i, listing) in verify.into_iter().zip(listings) {
@@ -215,10 +235,14 @@ impl Eraser {
     /// one walk of the key range they span (imports deleted together were
     /// mostly created together, and uuid v7 ids sort by time), then any id
     /// the walk did not cover, a few listings at a time.
-    async fn list_all(&self, ids: Vec<String>) -> Vec<anyhow::Result<Listing>> {
+    async fn list_all(&self, ids: Vec<String>, walk: Walk) -> Vec<anyhow::Result<Listing>> {
         let mut sorted = ids.clone();
         sorted.sort();
-        let (mut walked, rest) = match objects::list_range(&self.s3, &self.bucket, &sorted, RANGE_PAGES).await {
+        let (page_size, pages) = match walk {
+            Walk::Find => (1000, FIND_PAGES),
+            Walk::Verify => (VERIFY_PAGE, VERIFY_PAGES),
+        };
+        let (mut walked, rest) = match objects::list_range(&self.s3, &self.bucket, &sorted, page_size, pages).await {
             Ok(walked) => walked,
             Err(_) => (HashMap::new(), sorted),
         };

@@ -841,3 +841,84 @@ async fn run_case(app: &TestApp, replicas: &[Eraser; 2], ops: &[Op]) {
         }
     }
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_that_dies_holding_its_lease_loses_no_entry(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let id = create(&app, &tenant).await;
+    seed(&app, &id, 1, 3).await;
+    sqlx::query("delete from page_import where id = $1")
+        .bind(&id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    past_the_window().await;
+    // A replica claims the entry for a second, then dies: no release, no finish.
+    let mut conn = pool.acquire().await.unwrap();
+    let claimed = page_import::db::erasure::claim(
+        &mut conn,
+        "a-replica-that-died",
+        Duration::from_secs(1),
+        Duration::ZERO,
+        Duration::from_secs(1),
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(pass(&app).await, PassReport::default(), "held by its lease");
+    assert_eq!(objects_of(&app, &id).await.len(), 3);
+
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let report = pass(&app).await;
+    assert_eq!((report.erased, report.objects), (1, 3), "{report:?}");
+    assert!(objects_of(&app, &id).await.is_empty());
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let id = create(&app, &tenant).await;
+    sqlx::query("delete from page_import where id = $1")
+        .bind(&id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    past_the_window().await;
+    let mut conn = pool.acquire().await.unwrap();
+    let claimed = page_import::db::erasure::claim(
+        &mut conn,
+        "pass-1",
+        Duration::from_secs(60),
+        Duration::ZERO,
+        Duration::ZERO,
+        10,
+    )
+    .await
+    .unwrap();
+    // The pass listed the prefix empty; then a worker wrote and called back.
+    assert!(page_import::db::erasure::note_late_writer(&mut conn, &id)
+        .await
+        .unwrap());
+    let finish = page_import::db::erasure::Finish {
+        page_import_id: id.clone(),
+        late_writes: claimed[0].late_writes,
+        objects_deleted: 0,
+    };
+    let finished = page_import::db::erasure::finish(&mut conn, "pass-1", &[finish.clone()])
+        .await
+        .unwrap();
+    assert!(finished.is_empty(), "finished over a late write");
+    assert_eq!(audit_row(&pool, &id).await, None);
+    // With the count it now holds, the same pass could finish it.
+    let finish = page_import::db::erasure::Finish {
+        late_writes: claimed[0].late_writes + 1,
+        ..finish
+    };
+    let finished = page_import::db::erasure::finish(&mut conn, "pass-1", &[finish])
+        .await
+        .unwrap();
+    assert_eq!(finished, [id.clone()]);
+}
