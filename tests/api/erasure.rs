@@ -907,7 +907,7 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
         late_writes: claimed[0].late_writes,
         objects_deleted: 0,
     };
-    let finished = page_import::db::erasure::finish(&mut conn, "pass-1", &[finish.clone()])
+    let finished = page_import::db::erasure::finish(&mut conn, "pass-1", std::slice::from_ref(&finish))
         .await
         .unwrap();
     assert!(finished.is_empty(), "finished over a late write");
@@ -920,5 +920,5 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
     let finished = page_import::db::erasure::finish(&mut conn, "pass-1", &[finish])
         .await
         .unwrap();
-    assert_eq!(finished, [id.clone()]);
+    assert_eq!(finished, std::slice::from_ref(&id));
 }
