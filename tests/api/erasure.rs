@@ -654,6 +654,8 @@ async fn erase_orphans_dry_run_then_a_real_run_spare_fresh_orphans_and_everythin
 #[derive(Debug, Clone)]
 enum Op {
     Create,
+    /// The worker, still capturing, writes one more object of the live attempt.
+    Upload(usize),
     /// The worker completes the import's live attempt (by index among the case's imports).
     Complete(usize),
     /// The worker fails it, leaving `failure.json`.
@@ -671,6 +673,7 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => Just(Op::Create),
+        3 => (0..6usize).prop_map(Op::Upload),
         2 => (0..6usize).prop_map(Op::Complete),
         1 => (0..6usize).prop_map(Op::Fail),
         1 => (0..6usize).prop_map(Op::Retry),
@@ -711,12 +714,12 @@ async fn random_lifecycles_with_two_replicas_never_lose_a_live_object_nor_keep_a
         },
     ];
     let mut runner = TestRunner::new(ProptestConfig {
-        cases: 6,
+        cases: 10,
         ..ProptestConfig::default()
     });
-    let cases: Vec<Vec<Op>> = (0..6)
+    let cases: Vec<Vec<Op>> = (0..10)
         .map(|_| {
-            proptest::collection::vec(op(), 10..24)
+            proptest::collection::vec(op(), 16..32)
                 .new_tree(&mut runner)
                 .unwrap()
                 .current()
@@ -745,6 +748,13 @@ async fn run_case(app: &TestApp, replicas: &[Eraser; 2], ops: &[Op]) {
                     dirty: false,
                     status: "processing",
                 });
+            }
+            Op::Upload(i) => {
+                let Some(i) = live(&imports, *i) else { continue };
+                let m = &mut imports[i];
+                let key = format!("page-imports/{}/{}/assets/{step}.bin", m.job.id, m.job.attempt);
+                app.put_object(&key, b"x".to_vec()).await;
+                m.objects.insert(key);
             }
             Op::Complete(i) | Op::Fail(i) => {
                 let Some(i) = live(&imports, *i) else { continue };
@@ -921,4 +931,35 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
         .await
         .unwrap();
     assert_eq!(finished, std::slice::from_ref(&id));
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_batch_of_deleted_imports_spares_the_live_ones_whose_keys_lie_between_them(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    // Created in this order, so their ids (uuid v7) and keys sort so too:
+    // one walk of the deleted imports' key range passes the live ones' keys.
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        let id = create(&app, &tenant).await;
+        seed(&app, &id, 1, 3).await;
+        ids.push(id);
+    }
+    let live: Vec<&String> = ids.iter().skip(1).step_by(2).collect();
+    let kept: Vec<BTreeSet<String>> = futures::future::join_all(live.iter().map(|id| objects_of(&app, id))).await;
+    for id in ids.iter().step_by(2) {
+        assert_eq!(
+            app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
+            204
+        );
+    }
+    past_the_window().await;
+    let report = pass(&app).await;
+    assert_eq!((report.erased, report.objects), (3, 9), "{report:?}");
+    for (id, keys) in live.iter().zip(kept) {
+        assert_eq!(objects_of(&app, id).await, keys, "live {id}");
+    }
+    for id in ids.iter().step_by(2) {
+        assert!(objects_of(&app, id).await.is_empty());
+    }
 }
