@@ -11,11 +11,13 @@
 //!
 //! X2, under load. A create-like write load (each transaction inserts one
 //! `page_import` row and its attempt, as a create does) runs at full speed
-//! from `--writers` connections for `--seconds`, first alone, then while
-//! imports are deleted in waves of 50 and a replica's eraser runs every
-//! second. Reported: the writes per second of both halves, and the lag from
-//! each row delete to its finished erasure (`erased_at − deleted_at` of the
-//! audit rows). Prints Markdown; asserts nothing.
+//! from `--writers` connections for `--seconds`: alone; while `--imports`
+//! rows are deleted in waves of 50 (their ledger entries left alone); and
+//! while as many rows, with their objects, are deleted in waves and an
+//! eraser runs every second. The erasure's cost is the last run against the
+//! second. Also reported: the lag from each row delete to its finished
+//! erasure (`erased_at − deleted_at` of the audit rows). Prints Markdown;
+//! asserts nothing.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -120,17 +122,17 @@ async fn main() -> anyhow::Result<()> {
     );
 
     println!("\n## X2 erasure under a write load\n");
+    let alone = write_load(&pool, project, cli.writers, cli.seconds, &[], None).await?;
+    // The same deletions with no eraser, then with one: what erasing costs.
+    let deleted_only = seed_imports(&pool, project, cli.imports).await?;
+    let deleting = write_load(&pool, project, cli.writers, cli.seconds, &deleted_only, None).await?;
+    sqlx::query("delete from page_import_deletion where page_import_id = any($1)")
+        .bind(&deleted_only)
+        .execute(&pool)
+        .await?;
     let ids = seed_imports(&pool, project, cli.imports).await?;
     put_all(&s3, &bucket, &keys_of(&ids, cli.objects)).await?;
-    let alone = write_load(&pool, project, cli.writers, cli.seconds, None).await?;
-    let erasing = write_load(
-        &pool,
-        project,
-        cli.writers,
-        cli.seconds,
-        Some((&eraser, &ids, cli.seconds)),
-    )
-    .await?;
+    let erasing = write_load(&pool, project, cli.writers, cli.seconds, &ids, Some(&eraser)).await?;
     // The last wave's erasure may finish after the load stopped.
     for _ in 0..10 {
         if eraser.pass_once().await?.erased == 0 {
@@ -146,13 +148,15 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     let pct = |p: f64| lags[((lags.len() as f64 - 1.0) * p).round() as usize];
     println!(
-        "{} writers, {} s each half; {} imports deleted in waves of 50 spread over the second half, eraser every 1 s.\n",
-        cli.writers, cli.seconds, ids.len()
+        "{} writers, {} s each; {} imports ({} objects each) deleted in waves of 50 spread over the run; \
+         in the last, an eraser runs every 1 s.\n",
+        cli.writers, cli.seconds, ids.len(), cli.objects
     );
     println!("| | writes/s | ratio |");
     println!("|---|---|---|");
-    println!("| write load alone | {alone:.0} | 1.00 |");
-    println!("| while erasing | {erasing:.0} | {:.3} |", erasing / alone);
+    println!("| write load alone | {alone:.0} | {:.3} |", alone / deleting);
+    println!("| with the deletions, no eraser | {deleting:.0} | 1.000 |");
+    println!("| with the deletions and the eraser | {erasing:.0} | {:.3} |", erasing / deleting);
     println!(
         "\nLag from a row's delete to its finished erasure, {} imports: p50 {:.2} s, p99 {:.2} s, max {:.2} s.",
         lags.len(),
@@ -222,15 +226,16 @@ async fn put_all(s3: &aws_sdk_s3::Client, bucket: &str, keys: &[String]) -> anyh
     Ok(())
 }
 
-/// Runs the write load for `seconds`; with `erasing`, deletes the given
-/// imports in waves of 50 spread over the run and runs a pass every second
+/// Runs the write load for `seconds`, deleting `deletes` in waves of 50
+/// spread over the run, and with `eraser`, running a pass every second
 /// beside it. Returns the writes per second.
 async fn write_load(
     pool: &PgPool,
     project: i64,
     writers: usize,
     seconds: u64,
-    erasing: Option<(&Eraser, &[String], u64)>,
+    deletes: &[String],
+    eraser: Option<&Eraser>,
 ) -> anyhow::Result<f64> {
     let stop = Arc::new(AtomicBool::new(false));
     let writes = Arc::new(AtomicU64::new(0));
@@ -263,30 +268,28 @@ async fn write_load(
         .collect();
     let started = Instant::now();
     let run = Duration::from_secs(seconds);
-    if let Some((eraser, ids, seconds)) = erasing {
-        let waves: Vec<&[String]> = ids.chunks(50).collect();
-        let every = Duration::from_secs_f64(seconds as f64 / waves.len().max(1) as f64);
-        let deletes = async {
-            for wave in waves {
-                sqlx::query("delete from page_import where id = any($1)")
-                    .bind(wave)
-                    .execute(pool)
-                    .await?;
-                tokio::time::sleep(every).await;
-            }
-            anyhow::Ok(())
-        };
-        let passes = async {
-            while started.elapsed() < run {
-                eraser.pass_once().await?;
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            anyhow::Ok(())
-        };
-        let (d, p) = tokio::join!(deletes, passes);
-        d?;
-        p?;
-    }
+    let waves: Vec<&[String]> = deletes.chunks(50).collect();
+    let every = Duration::from_secs_f64(seconds as f64 / waves.len().max(1) as f64);
+    let deleting = async {
+        for wave in waves {
+            sqlx::query("delete from page_import where id = any($1)")
+                .bind(wave)
+                .execute(pool)
+                .await?;
+            tokio::time::sleep(every).await;
+        }
+        anyhow::Ok(())
+    };
+    let erasing = async {
+        while let Some(eraser) = eraser.filter(|_| started.elapsed() < run) {
+            eraser.pass_once().await?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        anyhow::Ok(())
+    };
+    let (d, e) = tokio::join!(deleting, erasing);
+    d?;
+    e?;
     tokio::time::sleep(run.saturating_sub(started.elapsed())).await;
     stop.store(true, Ordering::Relaxed);
     let elapsed = started.elapsed().as_secs_f64();
