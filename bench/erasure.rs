@@ -150,13 +150,19 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "{} writers, {} s each; {} imports ({} objects each) deleted in waves of 50 spread over the run; \
          in the last, an eraser runs every 1 s.\n",
-        cli.writers, cli.seconds, ids.len(), cli.objects
+        cli.writers,
+        cli.seconds,
+        ids.len(),
+        cli.objects
     );
     println!("| | writes/s | ratio |");
     println!("|---|---|---|");
     println!("| write load alone | {alone:.0} | {:.3} |", alone / deleting);
     println!("| with the deletions, no eraser | {deleting:.0} | 1.000 |");
-    println!("| with the deletions and the eraser | {erasing:.0} | {:.3} |", erasing / deleting);
+    println!(
+        "| with the deletions and the eraser | {erasing:.0} | {:.3} |",
+        erasing / deleting
+    );
     println!(
         "\nLag from a row's delete to its finished erasure, {} imports: p50 {:.2} s, p99 {:.2} s, max {:.2} s.",
         lags.len(),

@@ -76,24 +76,31 @@ create trigger page_import_deletion_on_soft_delete
     for each row when (old.deleted_at is distinct from new.deleted_at)
     execute function page_import_deletion_on_soft_delete();
 
--- A row that goes, however it goes. BEFORE, so that its attempts (which the
--- cascade removes right after) can still be read for the last dispatch.
-create function page_import_deletion_on_delete() returns trigger
-language plpgsql as $$
-begin
+-- Records one row that goes, however it goes: its last dispatch is read from
+-- its attempts, which the cascade removes right after.
+create function page_import_deletion_record(p page_import) returns void
+language sql as $$
     insert into page_import_deletion
         (page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, last_dispatched_at)
     values (
-        old.id, old.organization_id, old.project_id,
-        coalesce(old.deleted_at, now()),
-        coalesce(old.deleted_by, left('db:' || session_user, 50)),
+        p.id, p.organization_id, p.project_id,
+        coalesce(p.deleted_at, now()),
+        coalesce(p.deleted_by, left('db:' || session_user, 50)),
         false,
-        (select max(a.dispatched_at) from page_import_attempt a where a.page_import_id = old.id)
+        (select max(a.dispatched_at) from page_import_attempt a where a.page_import_id = p.id)
     )
     on conflict (page_import_id) do update
         set soft = false,
             recorded_at = now(),
             last_dispatched_at = greatest(page_import_deletion.last_dispatched_at, excluded.last_dispatched_at);
+$$;
+
+-- A row delete: the API's never, SQL's, and the seed's cascades from
+-- organization and project. BEFORE, so that the attempts are still there.
+create function page_import_deletion_on_delete() returns trigger
+language plpgsql as $$
+begin
+    perform page_import_deletion_record(old);
     return old;
 end
 $$;
@@ -107,16 +114,7 @@ create trigger page_import_deletion_on_delete
 create function page_import_deletion_on_truncate() returns trigger
 language plpgsql as $$
 begin
-    insert into page_import_deletion
-        (page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, last_dispatched_at)
-    select p.id, p.organization_id, p.project_id, coalesce(p.deleted_at, now()),
-           coalesce(p.deleted_by, left('db:' || session_user, 50)), false,
-           (select max(a.dispatched_at) from page_import_attempt a where a.page_import_id = p.id)
-    from page_import p
-    on conflict (page_import_id) do update
-        set soft = false,
-            recorded_at = now(),
-            last_dispatched_at = greatest(page_import_deletion.last_dispatched_at, excluded.last_dispatched_at);
+    perform page_import_deletion_record(p) from page_import p;
     return null;
 end
 $$;

@@ -168,7 +168,11 @@ pub async fn lock_orgs(conn: &mut PgConnection, organization_ids: &[i64]) -> sql
 /// transaction is removing (a soft delete, a cascade) is skipped, never
 /// waited for: that transaction takes its organization's row after its
 /// queue row, the reverse of this pass, which holds the organizations' rows
-/// already (`lock_orgs`). An attempt whose
+/// already (`lock_orgs`). Its import's row is skipped the same way when a
+/// delete holds it: the pass already holds the row's key share that its slot's
+/// foreign key needs, so a delete in SQL or a cascade from a project or an
+/// organization (which takes the import's row, then its queue row) never
+/// deadlocks with it. An attempt whose
 /// import was deleted, or moved on, meanwhile leaves the queue undispatched.
 /// Returns the messages to publish.
 pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
@@ -180,7 +184,9 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             select q.page_import_id, p.ord
             from unnest($1::text[]) with ordinality as p(id, ord)
             join capture_queue q on q.page_import_id = p.id
+            join page_import pi on pi.id = q.page_import_id
             for update of q skip locked
+            for key share of pi skip locked
         ), taken as (
             delete from capture_queue q
             using free f

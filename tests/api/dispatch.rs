@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use serde_json::Value;
 use sqlx::PgPool;
 
@@ -285,6 +286,36 @@ async fn deleting_an_import_in_flight_frees_its_slot(pool: PgPool) {
         waiting,
         "the deleted import's slot went to the next"
     );
+}
+
+/// Rows deleted in SQL (as a cascade from a project or an organization
+/// does) while dispatch passes move their queued attempts: neither side
+/// waits for the other in the reverse order, so no delete fails with a
+/// deadlock. Each create wakes a pass; its delete follows at once.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn deletes_in_sql_racing_dispatch_passes_never_deadlock(pool: PgPool) {
+    let app = app_with(pool.clone(), &[]).await;
+    let tenant = app.tenant().await;
+    let races = (0..96).map(|_| async {
+        let id = app.create_id(&tenant).await;
+        sqlx::query("delete from page_import where id = $1")
+            .bind(&id)
+            .execute(&pool)
+            .await
+            .map(|_| ())
+    });
+    let failed: Vec<sqlx::Error> = futures::stream::iter(races)
+        .buffer_unordered(8)
+        .filter_map(|result| async move { result.err() })
+        .collect()
+        .await;
+    assert!(
+        failed.is_empty(),
+        "{} deletes failed: {:?}",
+        failed.len(),
+        failed.first()
+    );
+    assert_eq!(count(&pool, "select count(*) from capture_queue").await, 0);
 }
 
 /// The sweeper's timeout of a dead worker's attempt frees its slot for the

@@ -79,6 +79,21 @@ async fn objects_of(app: &TestApp, id: &str) -> BTreeSet<String> {
     keys_under(app, &format!("page-imports/{id}/")).await
 }
 
+/// The API's `DELETE`, as the import's owner.
+async fn soft_delete(app: &TestApp, tenant: &Tenant, id: &str) {
+    let path = format!("/page-imports/{id}");
+    assert_eq!(app.delete(&path, &tenant.token).await.status(), 204);
+}
+
+/// Deletes the row in SQL, as an operator or the wider platform would.
+async fn delete_row(pool: &PgPool, id: &str) {
+    sqlx::query("delete from page_import where id = $1")
+        .bind(id)
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 async fn row_exists(pool: &PgPool, id: &str) -> bool {
     sqlx::query_scalar("select exists (select 1 from page_import where id = $1)")
         .bind(id)
@@ -164,11 +179,7 @@ async fn a_row_deleted_in_sql_is_erased_and_the_audit_holds_no_user_content(pool
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
     seed(&app, &id, 1, 4).await;
-    sqlx::query("delete from page_import where id = $1")
-        .bind(&id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_row(&pool, &id).await;
     past_the_window().await;
     assert_eq!(pass(&app).await.erased, 1);
     assert!(objects_of(&app, &id).await.is_empty());
@@ -205,10 +216,7 @@ async fn a_soft_delete_keeps_its_objects_for_the_delay_then_is_erased(pool: PgPo
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
     let keys: BTreeSet<String> = seed(&app, &id, 1, 3).await.into_iter().collect();
-    assert_eq!(
-        app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
-        204
-    );
+    soft_delete(&app, &tenant, &id).await;
 
     past_the_window().await;
     assert_eq!(pass(&app).await, PassReport::default(), "not due before the delay");
@@ -248,10 +256,7 @@ async fn an_undone_soft_delete_cancels_the_erasure_until_a_pass_picked_it_up(poo
     let keys: BTreeSet<String> = seed(&app, &id, 1, 2).await.into_iter().collect();
     let undelete = "update page_import set deleted_at = null, deleted_by = null where id = $1";
 
-    assert_eq!(
-        app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
-        204
-    );
+    soft_delete(&app, &tenant, &id).await;
     sqlx::query(undelete).bind(&id).execute(&pool).await.unwrap();
     let pending: i64 = sqlx::query_scalar("select count(*) from page_import_deletion")
         .fetch_one(&pool)
@@ -263,10 +268,7 @@ async fn an_undone_soft_delete_cancels_the_erasure_until_a_pass_picked_it_up(poo
         200
     );
 
-    assert_eq!(
-        app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
-        204
-    );
+    soft_delete(&app, &tenant, &id).await;
     sqlx::query("update page_import_deletion set picked_at = now() where page_import_id = $1")
         .bind(&id)
         .execute(&pool)
@@ -285,11 +287,7 @@ async fn more_than_1000_objects_over_several_attempts_are_all_erased(pool: PgPoo
     seed(&app, &id, 1, 700).await;
     seed(&app, &id, 2, 400).await;
     seed(&app, &id, 3, 150).await;
-    sqlx::query("delete from page_import where id = $1")
-        .bind(&id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_row(&pool, &id).await;
     past_the_window().await;
     let report = pass(&app).await;
     assert_eq!(
@@ -308,12 +306,7 @@ async fn a_worker_uploading_after_the_delete_gets_410_and_its_objects_are_erased
     let app = TestApp::spawn_with_env(pool.clone(), env).await;
     let tenant = app.tenant().await;
     let job = app.job(&tenant).await;
-    assert_eq!(
-        app.delete(&format!("/page-imports/{}", job.id), &tenant.token)
-            .await
-            .status(),
-        204
-    );
+    soft_delete(&app, &tenant, &job.id).await;
 
     // The attempt was dispatched a moment ago: its worker may still write.
     let report = pass(&app).await;
@@ -336,12 +329,7 @@ async fn a_callback_after_the_erasure_is_410_brings_no_row_back_and_its_objects_
     let tenant = app.tenant().await;
     let job = app.job(&tenant).await;
     seed(&app, &job.id, 1, 2).await;
-    assert_eq!(
-        app.delete(&format!("/page-imports/{}", job.id), &tenant.token)
-            .await
-            .status(),
-        204
-    );
+    soft_delete(&app, &tenant, &job.id).await;
     past_the_window().await;
     assert_eq!(pass(&app).await.erased, 1);
     assert!(!row_exists(&pool, &job.id).await);
@@ -387,11 +375,7 @@ async fn keys_of_another_shape_are_left_alone(pool: PgPool) {
         format!("backups/page-imports/{id}/1/capture.json"),
     ];
     put_all(&app, &others).await;
-    sqlx::query("delete from page_import where id = $1")
-        .bind(&id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_row(&pool, &id).await;
     past_the_window().await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 2), "{report:?}");
@@ -536,12 +520,7 @@ async fn erasure_metrics_count_pending_and_deleted(pool: PgPool) {
     let job = app.job(&tenant).await;
     seed(&app, &job.id, 1, 3).await;
     let deleted_before = metric(&app, "page_import_erasure_objects_deleted_total").await;
-    assert_eq!(
-        app.delete(&format!("/page-imports/{}", job.id), &tenant.token)
-            .await
-            .status(),
-        204
-    );
+    soft_delete(&app, &tenant, &job.id).await;
 
     // Due, objects deleted, but its late writers' window is open: pending.
     let report = pass(&app).await;
@@ -602,12 +581,7 @@ async fn erase_orphans_dry_run_then_a_real_run_spare_fresh_orphans_and_everythin
     let live_keys = seed(&app, &live, 1, 2).await;
     let soft_deleted = create(&app, &tenant).await;
     let pending_keys = seed(&app, &soft_deleted, 1, 2).await;
-    assert_eq!(
-        app.delete(&format!("/page-imports/{soft_deleted}"), &tenant.token)
-            .await
-            .status(),
-        204
-    );
+    soft_delete(&app, &tenant, &soft_deleted).await;
     let not_an_id = vec!["page-imports/not-an-id/1/capture.json".to_owned()];
     put_all(&app, &not_an_id).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -794,12 +768,7 @@ async fn run_case(app: &TestApp, replicas: &[Eraser; 2], ops: &[Op]) {
             Op::SoftDelete(i) => {
                 let Some(i) = live(&imports, *i) else { continue };
                 let m = &mut imports[i];
-                assert_eq!(
-                    app.delete(&format!("/page-imports/{}", m.job.id), &tenant.token)
-                        .await
-                        .status(),
-                    204
-                );
+                soft_delete(app, &tenant, &m.job.id).await;
                 (m.deleted, m.dirty) = (true, true);
             }
             Op::ProjectDelete => {
@@ -858,11 +827,7 @@ async fn a_pass_that_dies_holding_its_lease_loses_no_entry(pool: PgPool) {
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
     seed(&app, &id, 1, 3).await;
-    sqlx::query("delete from page_import where id = $1")
-        .bind(&id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_row(&pool, &id).await;
     past_the_window().await;
     // A replica claims the entry for a second, then dies: no release, no finish.
     let mut conn = pool.acquire().await.unwrap();
@@ -891,11 +856,7 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
     let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
-    sqlx::query("delete from page_import where id = $1")
-        .bind(&id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    delete_row(&pool, &id).await;
     past_the_window().await;
     let mut conn = pool.acquire().await.unwrap();
     let claimed = page_import::db::erasure::claim(
@@ -948,10 +909,7 @@ async fn a_batch_of_deleted_imports_spares_the_live_ones_whose_keys_lie_between_
     let live: Vec<&String> = ids.iter().skip(1).step_by(2).collect();
     let kept: Vec<BTreeSet<String>> = futures::future::join_all(live.iter().map(|id| objects_of(&app, id))).await;
     for id in ids.iter().step_by(2) {
-        assert_eq!(
-            app.delete(&format!("/page-imports/{id}"), &tenant.token).await.status(),
-            204
-        );
+        soft_delete(&app, &tenant, &id).await;
     }
     past_the_window().await;
     let report = pass(&app).await;
