@@ -909,7 +909,7 @@ async fn a_batch_of_deleted_imports_spares_the_live_ones_whose_keys_lie_between_
     let live: Vec<&String> = ids.iter().skip(1).step_by(2).collect();
     let kept: Vec<BTreeSet<String>> = futures::future::join_all(live.iter().map(|id| objects_of(&app, id))).await;
     for id in ids.iter().step_by(2) {
-        soft_delete(&app, &tenant, &id).await;
+        soft_delete(&app, &tenant, id).await;
     }
     past_the_window().await;
     let report = pass(&app).await;
