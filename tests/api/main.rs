@@ -11,6 +11,7 @@ mod coalesce;
 mod code2des;
 mod cors;
 mod create;
+mod dev_stack;
 mod dispatch;
 mod dns_check;
 mod erasure;
