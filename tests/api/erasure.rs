@@ -211,7 +211,7 @@ async fn a_row_deleted_in_sql_is_erased_and_the_audit_holds_no_user_content(pool
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_soft_delete_keeps_its_objects_for_the_delay_then_is_erased(pool: PgPool) {
     let mut env = erase_now();
-    env.push(("ERASE_AFTER_DELETE_SECS", "3".into()));
+    env.push(("ERASE_AFTER_DELETE_SECS", "5".into()));
     let app = TestApp::spawn_with_env(pool.clone(), env).await;
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
@@ -230,7 +230,7 @@ async fn a_soft_delete_keeps_its_objects_for_the_delay_then_is_erased(pool: PgPo
         404
     );
 
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 3), "{report:?}");
     assert!(objects_of(&app, &id).await.is_empty());
@@ -302,7 +302,7 @@ async fn more_than_1000_objects_over_several_attempts_are_all_erased(pool: PgPoo
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_worker_uploading_after_the_delete_gets_410_and_its_objects_are_erased(pool: PgPool) {
     let mut env = erase_now();
-    env.push(("CAPTURE_TIMEOUT_SECS", "3".into()));
+    env.push(("CAPTURE_TIMEOUT_SECS", "6".into()));
     let app = TestApp::spawn_with_env(pool.clone(), env).await;
     let tenant = app.tenant().await;
     let job = app.job(&tenant).await;
@@ -316,7 +316,7 @@ async fn a_worker_uploading_after_the_delete_gets_410_and_its_objects_are_erased
     assert_eq!(answer.status(), 410);
     assert_eq!(objects_of(&app, &job.id).await.len(), 2, "written after the delete");
 
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 2), "{report:?}");
     assert!(objects_of(&app, &job.id).await.is_empty());
