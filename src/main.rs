@@ -86,45 +86,26 @@ async fn main() -> ExitCode {
         };
     }
 
-    // Migrating needs the database and nothing else.
-    if let Some(Command::Migrate) = &cli.command {
-        telemetry::init(LogFormat::Json);
-        let config: MigrateConfig = match page_import_platform::config::from_env() {
-            Ok(config) => config,
-            Err(err) => {
-                eprintln!("{err}");
-                return ExitCode::from(2);
-            }
-        };
-        return match migrate(config.database_url.expose_secret()).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                tracing::error!(error = format!("{err:#}"), "migration failed");
-                ExitCode::FAILURE
-            }
-        };
-    }
-
-    if let Some(Command::EraseOrphans {
-        dry_run,
-        older_than_secs,
-    }) = &cli.command
-    {
-        telemetry::init(LogFormat::Json);
-        let config: EraseConfig = match page_import_platform::config::from_env() {
-            Ok(config) => config,
-            Err(err) => {
-                eprintln!("{err}");
-                return ExitCode::from(2);
-            }
-        };
-        return match erase_orphans(config, *dry_run, Duration::from_secs(*older_than_secs)).await {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                tracing::error!(error = format!("{err:#}"), "erase-orphans failed");
-                ExitCode::FAILURE
-            }
-        };
+    // Migrating needs the database and nothing else; erasing orphans, the
+    // database and the bucket.
+    match &cli.command {
+        Some(Command::Migrate) => {
+            return one_off("migration", |config: MigrateConfig| async move {
+                migrate(config.database_url.expose_secret()).await
+            })
+            .await;
+        }
+        Some(Command::EraseOrphans {
+            dry_run,
+            older_than_secs,
+        }) => {
+            let (dry_run, older_than) = (*dry_run, Duration::from_secs(*older_than_secs));
+            return one_off("erase-orphans", |config: EraseConfig| {
+                erase_orphans(config, dry_run, older_than)
+            })
+            .await;
+        }
+        _ => {}
     }
 
     let config = match Config::from_env() {
@@ -139,6 +120,32 @@ async fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = format!("{err:#}"), "exiting");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs a one-off command with the configuration `C` it needs: exit 2 with
+/// one line naming the variable when it is missing or malformed, 1 when the
+/// command fails (logged as JSON), 0 when it succeeds.
+async fn one_off<C, F, Fut>(what: &str, run: F) -> ExitCode
+where
+    C: clap::Parser,
+    F: FnOnce(C) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    telemetry::init(LogFormat::Json);
+    let config = match page_import_platform::config::from_env::<C>() {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!(error = format!("{err:#}"), "{what} failed");
             ExitCode::FAILURE
         }
     }

@@ -19,7 +19,7 @@ use futures::{StreamExt, TryStreamExt};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use page_import_contract::job::{import_prefix, ARTIFACT_ROOT};
+use page_import_contract::job::{import_prefix, is_import_id, ARTIFACT_ROOT};
 
 use crate::db;
 use crate::metrics::Metrics;
@@ -337,8 +337,7 @@ pub async fn erase_orphans(
     for prefix in objects::list_prefixes(s3, bucket, ARTIFACT_ROOT).await? {
         report.prefixes += 1;
         let id = prefix.strip_prefix(ARTIFACT_ROOT).unwrap_or("").trim_end_matches('/');
-        let canonical = Uuid::try_parse(id).map(|u| u.hyphenated().to_string());
-        if canonical.as_deref() != Ok(id) {
+        if !is_import_id(id) {
             tracing::warn!(prefix = %prefix, "left alone: not an import's prefix");
             report.left_alone += 1;
             continue;

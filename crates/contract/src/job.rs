@@ -70,6 +70,12 @@ pub fn import_prefix(page_import_id: &str) -> String {
     format!("{ARTIFACT_ROOT}{page_import_id}/")
 }
 
+/// Whether `id` is an import id as the service issues them: a uuid in its
+/// canonical lowercase hyphenated form, the only form artifact keys carry.
+pub fn is_import_id(id: &str) -> bool {
+    uuid::Uuid::try_parse(id).is_ok_and(|u| u.hyphenated().to_string() == id)
+}
+
 /// An object key of the shape an attempt writes (SPEC §13 "Never deleted"):
 /// `page-imports/{uuid}/{attempt}/{name}`, the uuid in its canonical
 /// lowercase hyphenated form, the attempt a positive decimal integer with no
@@ -86,8 +92,7 @@ impl<'a> AttemptKey<'a> {
         let rest = key.strip_prefix(ARTIFACT_ROOT)?;
         let (id, rest) = rest.split_once('/')?;
         let (attempt, name) = rest.split_once('/')?;
-        let canonical = uuid::Uuid::try_parse(id).ok()?.hyphenated().to_string();
-        if canonical != id || name.is_empty() {
+        if !is_import_id(id) || name.is_empty() {
             return None;
         }
         if attempt.starts_with('0') || !attempt.bytes().all(|b| b.is_ascii_digit()) {
