@@ -111,7 +111,7 @@ async fn main() -> anyhow::Result<()> {
         TRACE_SIZE.store(size, Ordering::Relaxed);
     }
     let config = Config::from_env().map_err(|err| anyhow::anyhow!("{err}"))?;
-    telemetry::init(config.shared.log_format);
+    let _telemetry = telemetry::init(config.shared.log_format, telemetry::SERVICE_NAME);
     let listener = tokio::net::TcpListener::bind(config.listen_addr).await?;
     let state = AppState::new(config).await?;
     state.auth.warm_up().await;

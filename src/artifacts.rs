@@ -121,6 +121,7 @@ fn is_not_found<E>(err: &SdkError<E>) -> bool {
 /// Streams the manifest once: every chunk goes to a SHA-256 thread and to a
 /// streaming JSON reader thread, so memory stays at a few chunks whatever
 /// the object's size, and hashing and parsing run on separate cores.
+#[tracing::instrument(name = "verify_manifest", skip_all)]
 pub async fn verify_manifest(
     s3: &aws_sdk_s3::Client,
     manifest: &ArtifactUrl,
@@ -192,6 +193,7 @@ pub async fn verify_manifest(
 }
 
 /// Whether the screenshot object exists (HeadObject).
+#[tracing::instrument(name = "verify_screenshot", skip_all)]
 pub async fn verify_exists(s3: &aws_sdk_s3::Client, artifact: &ArtifactUrl) -> Result<(), ManifestError> {
     match s3
         .head_object()

@@ -115,14 +115,18 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(config.shared.log_format);
-    match serve(config).await {
+    let telemetry = telemetry::init(config.shared.log_format, telemetry::SERVICE_NAME);
+    let code = match serve(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             tracing::error!(error = format!("{err:#}"), "exiting");
             ExitCode::FAILURE
         }
-    }
+    };
+    // The last spans, with a bound: a collector that is down does not hold
+    // up the exit.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    code
 }
 
 /// Runs a one-off command with the configuration `C` it needs: exit 2 with
@@ -134,7 +138,7 @@ where
     F: FnOnce(C) -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<()>>,
 {
-    telemetry::init(LogFormat::Json);
+    let _telemetry = telemetry::init(LogFormat::Json, telemetry::SERVICE_NAME);
     let config = match page_import_platform::config::from_env::<C>() {
         Ok(config) => config,
         Err(err) => {

@@ -30,6 +30,7 @@ fn handle() -> &'static PrometheusHandle {
         // `install_recorder` starts no upkeep: histogram samples would pile
         // up in memory between scrapes (unbounded with no scraper, ~80 KB/s
         // at 5 000 req/s) and a scrape would drain them all at once.
+        page_import_platform::telemetry::register_metrics();
         let upkeep = handle.clone();
         std::thread::Builder::new()
             .name("metrics-upkeep".into())

@@ -10,6 +10,8 @@ use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
+use page_import_contract::job::TRACEPARENT;
+use page_import_platform::telemetry::trace_context;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
@@ -71,7 +73,13 @@ pub fn router(state: AppState) -> Router {
                         .get::<RequestId>()
                         .and_then(|id| id.header_value().to_str().ok())
                         .unwrap_or("-");
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+                    let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
+                    // W3C Trace Context (SPEC §9): a valid `traceparent`
+                    // is continued (a caller's, or a worker's on its
+                    // callback); otherwise the request starts a trace.
+                    let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
+                    trace_context::continue_from(&span, traceparent);
+                    span
                 })
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
@@ -106,6 +114,7 @@ fn cors(origins: &[String]) -> Option<CorsLayer> {
                 header("idempotency-key"),
                 header::IF_NONE_MATCH,
                 header("x-request-id"),
+                header(TRACEPARENT),
             ])
             .expose_headers([
                 header::LOCATION,

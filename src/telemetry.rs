@@ -1,6 +1,10 @@
-//! `tracing` set-up: JSON (default) or pretty, filtered by `RUST_LOG`.
+//! Logs and traces: the set-up both binaries share
+//! (`page_import_platform::telemetry`), and this service's log throttle.
 
-pub use page_import_platform::telemetry::init;
+pub use page_import_platform::telemetry::{init, trace_context, SPANS_DROPPED};
+
+/// `service.name` of this service's spans unless `OTEL_SERVICE_NAME` says otherwise.
+pub const SERVICE_NAME: &str = "page-import";
 
 /// Lets one log line through per period and counts the ones it holds back, so
 /// an outage of a dependency yields a warning every few seconds (with how

@@ -194,8 +194,9 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             returning q.page_import_id, q.attempt, q.organization_id, q.body, q.message_group_id,
                       q.deduplication_id, f.ord
         ), live as (
-            select t.* from taken t
+            select t.*, a.traceparent from taken t
             join page_import pi on pi.id = t.page_import_id and pi.attempt = t.attempt
+            join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
             where pi.status = '0' and pi.deleted_at is null
         ), slots as (
             insert into capture_slot (page_import_id, attempt, organization_id)
@@ -220,12 +221,12 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             from turns t
             where c.organization_id = t.organization_id
         )
-        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at, traceparent)
         select 'page_import', body, message_group_id, deduplication_id,
-               now() + make_interval(secs => $2::bigint / 1000.0)
+               now() + make_interval(secs => $2::bigint / 1000.0), traceparent
         from live
         order by ord
-        returning id, queue, body, message_group_id, deduplication_id, attempts
+        returning id, queue, body, message_group_id, deduplication_id, attempts, traceparent
         "#,
         picked,
         lease_ms,

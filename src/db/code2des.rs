@@ -74,6 +74,7 @@ pub async fn insert_with_message(
     new: &NewCode2Des<'_>,
     message_body: &str,
     lease_ms: i64,
+    traceparent: Option<&str>,
 ) -> sqlx::Result<(Code2Des, i64)> {
     let row = sqlx::query!(
         r#"
@@ -82,8 +83,8 @@ pub async fn insert_with_message(
             values ($1, $2, $3, $4, $5, $6, $6)
             returning *
         ), queued as (
-            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
-            select 'code2des', $7, i.project_id::text, i.id, now() + make_interval(secs => $8::bigint / 1000.0)
+            insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at, traceparent)
+            select 'code2des', $7, i.project_id::text, i.id, now() + make_interval(secs => $8::bigint / 1000.0), $9
             from inserted i
             returning id
         )
@@ -100,6 +101,7 @@ pub async fn insert_with_message(
         new.actor,
         message_body,
         lease_ms,
+        traceparent,
     )
     .fetch_one(conn)
     .await?;

@@ -15,6 +15,9 @@ pub struct OutboxMessage {
     pub message_group_id: String,
     pub deduplication_id: String,
     pub attempts: i32,
+    /// The W3C `traceparent` sent as the SQS message attribute of that
+    /// name (SPEC §9); `None` sends none.
+    pub traceparent: Option<String>,
 }
 
 impl std::fmt::Debug for OutboxMessage {
@@ -55,7 +58,7 @@ pub async fn claim_due(conn: &mut PgConnection, limit: i64, lease: Duration) -> 
             deferred = false
         from due
         where o.id = due.id
-        returning o.id, o.queue, o.body, o.message_group_id, o.deduplication_id, o.attempts
+        returning o.id, o.queue, o.body, o.message_group_id, o.deduplication_id, o.attempts, o.traceparent
         "#,
         limit,
         millis(lease),
@@ -215,6 +218,7 @@ mod tests {
             message_group_id: "1".into(),
             deduplication_id: "x:1".into(),
             attempts: 0,
+            traceparent: None,
         };
         let printed = format!("{message:?}");
         assert!(!printed.contains("s3cr3t"), "{printed}");

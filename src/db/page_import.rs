@@ -99,6 +99,8 @@ pub struct PendingCreate {
     pub ready_selector: Option<ReadySelector>,
     pub nonce: Nonce,
     pub body: String,
+    /// The W3C `traceparent` the first attempt's message carries (SPEC §9).
+    pub traceparent: Option<String>,
 }
 
 /// The one statement that creates imports: inserts each row, its first
@@ -113,6 +115,7 @@ pub struct PendingCreate {
 /// One answer per create, in order: the row, or `None` when that create's
 /// project is not visible or its organization's backlog is full (the caller
 /// tells which, `service::create`).
+#[tracing::instrument(name = "db.insert_imports", skip_all, fields(n = batch.len()))]
 pub async fn insert_many_queued(
     conn: &mut PgConnection,
     batch: &[PendingCreate],
@@ -133,15 +136,17 @@ pub async fn insert_many_queued(
     let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
     let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
     let dedups: Vec<String> = batch.iter().map(|c| deduplication_id(&c.id, 1)).collect();
+    let traceparents: Vec<Option<&str>> = batch.iter().map(|c| c.traceparent.as_deref()).collect();
     let rows = query_page_import!(
         r#"
         -- db::page_import::insert_many_queued (named for pg_stat_activity, which shows 1 KiB of it)
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
-                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::text[])
+                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::text[],
+                                 $15::text[])
                 with ordinality
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
-                     nonce, body, dedup, ord)
+                     nonce, body, dedup, traceparent, ord)
         ), visible as (
             select r.*
             from req r
@@ -178,8 +183,8 @@ pub async fn insert_many_queued(
             from inserted i join req r on r.id = i.id
             order by r.ord
         ), history as (
-            insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-            select i.id, i.attempt, $13, i.created_by from inserted i
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
+            select i.id, i.attempt, $13, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
         )
         "#,
         r#"
@@ -199,6 +204,7 @@ pub async fn insert_many_queued(
         &dedups,
         AttemptReason::Create.as_str(),
         max_queued,
+        &traceparents as &[Option<&str>],
     )
     .fetch_all(conn)
     .await?;
@@ -372,6 +378,9 @@ pub struct CaptureSource {
     pub viewport_height: i32,
     pub device_scale_factor: f32,
     pub ready_selector: Option<String>,
+    /// The `traceparent` of the import's first attempt: the trace that
+    /// created it, which a re-dispatched attempt links to (SPEC §9).
+    pub created_traceparent: Option<String>,
 }
 
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
@@ -414,8 +423,10 @@ pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<O
     sqlx::query_as!(
         CaptureSource,
         r#"
-        select source_url, viewport_width, viewport_height, device_scale_factor, ready_selector
-        from page_import where id = $1
+        select source_url, viewport_width, viewport_height, device_scale_factor, ready_selector,
+               (select traceparent from page_import_attempt a where a.page_import_id = p.id and a.attempt = 1)
+                   as created_traceparent
+        from page_import p where id = $1
         "#,
         id
     )
@@ -447,6 +458,7 @@ pub struct Finish<'a> {
 /// refuses a row that is not live and processing at `attempt` (with
 /// `nonce`, when given), a guard against a caller that forgot: `false`
 /// then, and nothing is written.
+#[tracing::instrument(name = "db.finish_attempt", skip_all)]
 pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Finish<'_>) -> sqlx::Result<bool> {
     let finished = sqlx::query_scalar!(
         r#"
@@ -498,6 +510,7 @@ pub struct NextAttempt<'a> {
 /// move on; the statement still refuses a row that is deleted, or not at
 /// `attempt` in the status `next.from`, a guard against a caller that
 /// forgot. Returns whether it started the attempt.
+#[tracing::instrument(name = "db.start_next_attempt", skip_all)]
 pub async fn start_next_attempt(
     conn: &mut PgConnection,
     id: &str,
@@ -505,6 +518,7 @@ pub async fn start_next_attempt(
     nonce: &Nonce,
     next: &NextAttempt<'_>,
     message_body: &str,
+    traceparent: Option<&str>,
 ) -> sqlx::Result<bool> {
     let started = sqlx::query_scalar!(
         r#"
@@ -520,8 +534,8 @@ pub async fn start_next_attempt(
             from next n
             where $5::text is not null and a.page_import_id = n.id and a.attempt = $2 and a.finished_at is null
         ), started as (
-            insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-            select n.id, n.attempt, $6, $4 from next n
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
+            select n.id, n.attempt, $6, $4, $10 from next n
         )
         insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
                                    deduplication_id)
@@ -541,6 +555,7 @@ pub async fn start_next_attempt(
         message_body,
         deduplication_id(id, attempt + 1),
         next.from as JobStatus,
+        traceparent,
     )
     .fetch_optional(conn)
     .await?;
@@ -638,6 +653,7 @@ pub async fn find_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Optio
 /// The row's fence, locked for the caller's transaction (the lock an
 /// `UPDATE` of the row takes): what a transition checks before it writes,
 /// so nothing moves the row in between.
+#[tracing::instrument(name = "db.lock_fence", skip_all)]
 pub async fn lock_fence(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<Fence>> {
     query_fence!("for no key update", id).fetch_optional(conn).await
 }

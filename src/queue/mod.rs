@@ -16,7 +16,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
+use page_import_contract::job::TRACEPARENT;
+use page_import_platform::telemetry::trace_context;
 use futures::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
@@ -375,6 +377,7 @@ impl Inner {
     /// ones, and (when asked) reschedules the rest with backoff. Every error
     /// is logged and counted; an error after SQS accepted a message means it
     /// will be published again, and is counted as a duplicate publish.
+    #[tracing::instrument(name = "outbox.publish_batch", skip_all, fields(queue = lane.name.as_str(), n = messages.len()))]
     async fn publish_batch(
         &self,
         lane: &Lane,
@@ -383,12 +386,32 @@ impl Inner {
     ) -> anyhow::Result<Outcome> {
         let queue = lane.name.as_str();
         let fifo = lane.url.ends_with(".fifo");
-        let entries = messages
+        // One span per message, in the trace its row carries (the attempt's,
+        // SPEC §9), alive while it is sent; the message carries it on.
+        let spans: Vec<tracing::Span> = messages
             .iter()
             .map(|m| {
+                let span = tracing::info_span!(parent: None, "publish", queue, outbox_id = m.id);
+                trace_context::continue_from(&span, m.traceparent.as_deref());
+                span
+            })
+            .collect();
+        let entries = messages
+            .iter()
+            .zip(&spans)
+            .map(|(m, span)| {
                 let mut entry = SendMessageBatchRequestEntry::builder()
                     .id(m.id.to_string())
                     .message_body(&m.body);
+                // The stored one as it is when this process makes no spans.
+                let traceparent = m.traceparent.as_ref().map(|stored| trace_context::of(span).unwrap_or_else(|| stored.clone()));
+                if let Some(traceparent) = traceparent {
+                    let value = MessageAttributeValue::builder()
+                        .data_type("String")
+                        .string_value(traceparent)
+                        .build()?;
+                    entry = entry.message_attributes(TRACEPARENT, value);
+                }
                 if fifo {
                     entry = entry
                         .message_group_id(&m.message_group_id)

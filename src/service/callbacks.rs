@@ -60,6 +60,7 @@ struct Received<'a> {
 
 /// A signed callback that passed its shape rules: the fence, the artifacts,
 /// then exactly one transition (SPEC §7).
+#[tracing::instrument(name = "callback", skip_all, fields(page_import_id = %parsed.id, attempt = parsed.attempt))]
 pub async fn receive(
     deps: &CallbackDeps<'_>,
     parsed: ParsedCallback,
@@ -202,6 +203,7 @@ pub async fn receive(
 /// The fence rule, on the row locked for the caller's transaction: `None`
 /// when the callback may move the row (its live attempt, with its nonce,
 /// still processing, not deleted), otherwise the answer it gets.
+#[tracing::instrument(name = "callback.fence", skip_all)]
 async fn judge(
     tx: &mut PgConnection,
     received: &Received<'_>,
@@ -224,6 +226,7 @@ async fn judge(
 
 /// A retryable failure with attempts left: the next attempt starts (SPEC §7)
 /// and this callback is noted on the attempt it ended, for its replays.
+#[tracing::instrument(name = "callback.next_attempt", skip_all)]
 async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: &str) -> Result<CallbackAck, ApiError> {
     let (id, attempt) = (received.id, received.attempt);
     let mut tx = deps.pool.begin().await?;

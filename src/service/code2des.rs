@@ -4,6 +4,8 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use page_import_platform::telemetry::trace_context;
+
 use crate::auth::Actor;
 use crate::db::code2des::{self as db, NewCode2Des};
 use crate::db::idempotency::{self, IdempotencyKey};
@@ -32,6 +34,7 @@ pub struct NewCode2DesJob {
 /// Starts a Code2Des job from a completed import (SPEC §8): eligibility and
 /// insert in one transaction under a share lock on the import, which is never
 /// modified; the job's message goes through the outbox.
+#[tracing::instrument(name = "create_code2des", skip_all)]
 pub async fn create(
     deps: &Code2DesDeps<'_>,
     actor: &Actor,
@@ -78,8 +81,9 @@ pub async fn create(
         capture_hash: &capture_hash,
         actor: &actor.subject,
     };
-    let (row, outbox_id) =
-        db::insert_with_message(&mut tx, &new, &message_body, deps.publisher.lease().as_millis() as i64).await?;
+    let traceparent = trace_context::of(&tracing::Span::current());
+    let lease_ms = deps.publisher.lease().as_millis() as i64;
+    let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &message_body, lease_ms, traceparent.as_deref()).await?;
     let project_id = row.project_id;
     let view = Code2DesView::from(row);
     if let Some(key) = key {
@@ -96,6 +100,7 @@ pub async fn create(
         message_group_id: project_id.to_string(),
         deduplication_id: id,
         attempts: 0,
+        traceparent,
     });
     Ok(view)
 }

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use page_import_platform::telemetry::trace_context;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -43,6 +44,8 @@ pub struct CreateDeps<'a> {
 /// §12), then wakes the dispatcher. With an `Idempotency-Key` the key's
 /// response commits with the row. An organization whose backlog is full
 /// gets 429 and nothing is written. `answer_by` is the request's deadline.
+/// The first attempt carries on this span's trace (SPEC §9).
+#[tracing::instrument(name = "create_import", skip_all, fields(page_import_id = tracing::field::Empty))]
 pub async fn create(
     deps: &CreateDeps<'_>,
     actor: &Actor,
@@ -52,6 +55,8 @@ pub async fn create(
 ) -> Result<PageImportView, ApiError> {
     check_dns(deps.dns, &request.source_url).await?;
     let id = Uuid::now_v7().to_string();
+    let span = tracing::Span::current();
+    span.record("page_import_id", id.as_str());
     let nonce = Nonce::generate();
     let message_body = capture_job_body(
         deps.destination,
@@ -77,6 +82,7 @@ pub async fn create(
         ready_selector: request.ready_selector,
         nonce,
         body: message_body,
+        traceparent: trace_context::of(&span),
     };
     let max_queued = deps.limits.max_queued;
     // The row and its queue entry are one statement, so without an

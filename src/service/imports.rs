@@ -56,6 +56,7 @@ pub async fn list(
 /// Soft-deletes the import; 404 when the actor sees no such import. Later
 /// callbacks for it answer 410. A queued attempt is never dispatched, and
 /// the dispatcher is woken to release the slot of one in flight.
+#[tracing::instrument(name = "delete_import", skip_all, fields(page_import_id = %id))]
 pub async fn delete(
     pool: &PgPool,
     notifier: &Notifier,

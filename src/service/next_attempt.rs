@@ -2,10 +2,17 @@
 //! one rule the sweeper (a timeout), the webhook (a retryable failure) and a
 //! manual retry share. The caller owns the transaction, holds the row's lock
 //! and has decided the import may move on.
+//!
+//! It also decides the new attempt's trace (SPEC §9): a manual retry
+//! continues the retry request's trace; a re-dispatch (a timeout, a
+//! retryable failure) starts a trace of its own, linked to the one that
+//! created the import.
 
+use page_import_platform::telemetry::trace_context;
 use sqlx::PgConnection;
 
 use crate::db::page_import::{self as db, NextAttempt};
+use crate::domain::lifecycle::AttemptReason;
 use crate::domain::Nonce;
 use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
 
@@ -38,6 +45,21 @@ pub async fn start(
         },
         source.ready_selector.as_deref(),
     );
-    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body).await?;
+    let trace = match next.reason {
+        AttemptReason::Manual | AttemptReason::Create => tracing::Span::current(),
+        AttemptReason::Sweeper | AttemptReason::Retryable => {
+            let root = tracing::info_span!(parent: None, "redispatch", page_import_id = %id, attempt = attempt + 1,
+                                           reason = next.reason.as_str());
+            trace_context::link(&root, source.created_traceparent.as_deref());
+            root
+        }
+    };
+    let traceparent = trace_context::of(&trace);
+    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref()).await?;
+    if started {
+        trace.in_scope(|| {
+            tracing::info!(page_import_id = %id, attempt = attempt + 1, reason = next.reason.as_str(), "attempt queued");
+        });
+    }
     Ok(started.then_some(attempt + 1))
 }

@@ -35,6 +35,7 @@ pub struct RetryDeps<'a> {
 /// status is checked, so of two concurrent retries exactly one starts an
 /// attempt; the organization's backlog row is locked before it is counted,
 /// so retries and creates together cannot pass `ORG_MAX_QUEUED`.
+#[tracing::instrument(name = "retry_import", skip_all, fields(page_import_id = %row.id))]
 pub async fn retry(
     deps: &RetryDeps<'_>,
     actor: &Actor,

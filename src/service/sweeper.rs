@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::PgPool;
+use tracing::Instrument;
 
 use crate::changes::Notifier;
 use crate::db;
@@ -49,40 +50,14 @@ impl Sweeper {
             let timed_out = db::page_import::lock_timed_out(&mut tx, self.capture_timeout, SWEEP_BATCH).await?;
             let batch = timed_out.len();
             let ids: Vec<String> = timed_out.iter().map(|row| row.id.clone()).collect();
-            let mut retried = 0;
-            for row in timed_out {
-                if row.attempt < self.max_attempts {
-                    let next = NextAttempt {
-                        from: JobStatus::Processing,
-                        reason: AttemptReason::Sweeper,
-                        actor: SWEEPER,
-                        ended: Some(AttemptOutcome::TimedOut),
-                    };
-                    if let Some(next) =
-                        next_attempt::start(&mut tx, &self.destination, &row.id, row.attempt, next).await?
-                    {
-                        retried += 1;
-                        tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
-                    }
-                } else {
-                    let finish = Finish {
-                        nonce: None,
-                        status: JobStatus::Failed,
-                        outcome: AttemptOutcome::TimedOut,
-                        result_url: None,
-                        capture_hash: None,
-                        screenshot_url: None,
-                        error_message: Some(TIMED_OUT_MESSAGE),
-                        actor: SWEEPER,
-                    };
-                    if !db::page_import::finish(&mut tx, &row.id, row.attempt, &finish).await? {
-                        continue;
-                    }
-                    tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
-                    self.metrics.sweeper_failed_imports(1);
-                    self.metrics.import_finished("failed");
-                }
-            }
+            // A span for a batch with work in it only: an idle sweep is no
+            // one's trace.
+            let span = if batch > 0 {
+                tracing::info_span!("sweeper.batch", timed_out = batch)
+            } else {
+                tracing::Span::none()
+            };
+            let retried = self.end_timed_out(&mut tx, timed_out).instrument(span).await?;
             tx.commit().await?;
             ids.iter().for_each(|id| self.notifier.changed(id));
             if batch > 0 {
@@ -97,5 +72,49 @@ impl Sweeper {
         let mut conn = self.pool.acquire().await?;
         db::idempotency::delete_expired(&mut conn).await?;
         Ok(swept)
+    }
+
+    /// Ends each timed-out attempt in the caller's transaction: the next
+    /// attempt starts, or the import fails. Returns how many started.
+    async fn end_timed_out(
+        &self,
+        tx: &mut sqlx::PgConnection,
+        timed_out: Vec<db::page_import::TimedOut>,
+    ) -> anyhow::Result<u64> {
+        let mut retried = 0;
+        for row in timed_out {
+            if row.attempt < self.max_attempts {
+                let next = NextAttempt {
+                    from: JobStatus::Processing,
+                    reason: AttemptReason::Sweeper,
+                    actor: SWEEPER,
+                    ended: Some(AttemptOutcome::TimedOut),
+                };
+                if let Some(next) =
+                    next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await?
+                {
+                    retried += 1;
+                    tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
+                }
+            } else {
+                let finish = Finish {
+                    nonce: None,
+                    status: JobStatus::Failed,
+                    outcome: AttemptOutcome::TimedOut,
+                    result_url: None,
+                    capture_hash: None,
+                    screenshot_url: None,
+                    error_message: Some(TIMED_OUT_MESSAGE),
+                    actor: SWEEPER,
+                };
+                if !db::page_import::finish(tx, &row.id, row.attempt, &finish).await? {
+                    continue;
+                }
+                tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
+                self.metrics.sweeper_failed_imports(1);
+                self.metrics.import_finished("failed");
+            }
+        }
+        Ok(retried)
     }
 }

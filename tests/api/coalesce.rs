@@ -68,6 +68,7 @@ fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate 
         viewport: Viewport::parse(1440, 900, Some(2.0)).unwrap(),
         ready_selector: None,
         nonce: Nonce::generate(),
+        traceparent: None,
     }
 }
 

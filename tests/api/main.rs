@@ -27,4 +27,5 @@ mod read_delete;
 mod resilience;
 mod schema;
 mod tenancy;
+mod traces;
 mod webhooks;

@@ -3,6 +3,8 @@
 //! transport errors retried with exponential backoff and jitter for up to
 //! ten minutes.
 
+use page_import_contract::job::TRACEPARENT;
+use page_import_platform::telemetry::trace_context;
 use std::time::{Duration, Instant};
 
 use page_import_contract::callback::CallbackBody;
@@ -48,7 +50,11 @@ impl CallbackClient {
         Self { http, secret, budget }
     }
 
+    /// Sends the callback, with the `traceparent` of its span (SPEC §9),
+    /// until it gets a final answer or the budget runs out.
+    #[tracing::instrument(name = "step", fields(otel.name = "callback"), skip_all)]
     pub async fn send(&self, url: &str, body: &CallbackBody) -> Answer {
+        let traceparent = trace_context::of(&tracing::Span::current());
         let raw = serde_json::to_vec(body).expect("a callback body serializes");
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
         let started = Instant::now();
@@ -57,9 +63,11 @@ impl CallbackClient {
         loop {
             tries += 1;
             let timestamp = chrono::Utc::now().timestamp();
-            let result = self
-                .http
-                .post(url)
+            let mut request = self.http.post(url);
+            if let Some(traceparent) = &traceparent {
+                request = request.header(TRACEPARENT, traceparent);
+            }
+            let result = request
                 .header("content-type", "application/json")
                 .header("webhook-id", &msg_id)
                 .header("webhook-timestamp", timestamp.to_string())

@@ -2,6 +2,7 @@
 //! rules, then the page's steps in order (see [`crate::page::Page`]), with
 //! what the page could not do reported as a [`Cause`].
 
+use tracing::Instrument;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,8 +91,13 @@ async fn run(
     let requested_url = job.source.url.to_string();
     let mut timings = Timings::default();
 
-    page.prepare(job.viewport).await?;
-    let navigation = page.navigate(&requested_url, settings.navigation_timeout).await?;
+    // A child span per step (SPEC §9): where one capture's time goes.
+    let step = |name: &'static str| tracing::info_span!("step", otel.name = name);
+    page.prepare(job.viewport).instrument(step("prepare")).await?;
+    let navigation = page
+        .navigate(&requested_url, settings.navigation_timeout)
+        .instrument(step("navigate"))
+        .await?;
     if let Some(cause) = navigation_failure(&navigation, &requested_url, &proxy.report()) {
         return Err(cause.into());
     }
@@ -99,19 +105,20 @@ async fn run(
 
     let ready_matched = page
         .wait_until_ready(job.ready_selector.as_deref(), settings.ready_timeout)
+        .instrument(step("ready"))
         .await?;
     timings.ready_ms = since_start();
 
-    page.settle().await?;
+    page.settle().instrument(step("settle")).await?;
     if proxy.over_budget() {
         return Err(page_too_large(settings).into());
     }
     timings.settle_ms = since_start();
 
-    page.reveal(settings.max_height_px).await?;
+    page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
     timings.reveal_ms = since_start();
 
-    page.quiet_and_freeze().await?;
+    page.quiet_and_freeze().instrument(step("quiet")).await?;
     timings.quiet_ms = since_start();
 
     // The snapshot first; then the screenshot, whose PNG Chromium encodes
@@ -119,7 +126,7 @@ async fn run(
     // the renderer what it does not tell about text, and collects the
     // asset bodies. Only the pixels of canvases and videos wait for the
     // screenshot (a cut from the page is a screenshot of its own).
-    let snapshot = page.snapshot(dom::STYLE_NAMES).await?;
+    let snapshot = page.snapshot(dom::STYLE_NAMES).instrument(step("snapshot")).await?;
     timings.snapshot_ms = since_start();
     let heights = page.heights(settings.max_height_px).await?;
     let (screenshot, rest) = tokio::join!(
@@ -128,7 +135,8 @@ async fn run(
         async {
             let screenshot = page.screenshot(job.viewport.width, heights).await;
             (screenshot, since_start())
-        },
+        }
+        .instrument(step("screenshot")),
         async {
             let questions: Vec<_> = snapshot
                 .iter()
@@ -143,13 +151,16 @@ async fn run(
             let about = page.about().await?;
             let assets = page.collect_assets().await?;
             Ok::<_, Failure>((questions, answers, about, assets))
-        },
+        }
+        .instrument(step("details")),
     );
     let (screenshot, screenshot_ms) = screenshot;
     let screenshot = screenshot?;
     timings.screenshot_ms = screenshot_ms;
     let (questions, mut answers, about, assets) = rest?;
-    page.answer_pixels(&questions, &mut answers).await;
+    page.answer_pixels(&questions, &mut answers)
+        .instrument(step("pixels"))
+        .await;
     timings.details_ms = since_start();
     if proxy.over_budget() {
         return Err(page_too_large(settings).into());

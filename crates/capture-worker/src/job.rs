@@ -137,6 +137,7 @@ impl Worker {
 
     /// Writes `failure.json` (or adopts the one an earlier delivery wrote)
     /// and returns the `failed` callback for it.
+    #[tracing::instrument(name = "step", fields(otel.name = "uploads"), skip_all)]
     async fn store_failure(
         &self,
         job: &CaptureJob<'_>,
@@ -174,6 +175,7 @@ impl Worker {
     /// manifest bytes as stored. One asset entry per stored object: a font
     /// the page preloaded and then used is one file; the same bytes from
     /// another URL are that entry's `otherUrls`.
+    #[tracing::instrument(name = "step", fields(otel.name = "uploads"), skip_all)]
     async fn store_capture(
         &self,
         job: &CaptureJob<'_>,

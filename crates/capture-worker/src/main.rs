@@ -42,15 +42,18 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    page_import_platform::telemetry::init(config.shared.log_format);
+    let telemetry = page_import_platform::telemetry::init(config.shared.log_format, "capture-worker");
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
-    match runtime.block_on(run(config)) {
+    let code = match runtime.block_on(run(config)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = format!("{e:#}"), "capture worker stopped");
             std::process::ExitCode::FAILURE
         }
-    }
+    };
+    // The last spans, with a bound (`FLUSH_BOUND`).
+    telemetry.shutdown();
+    code
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {
@@ -65,6 +68,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     }
     reaper::start()?;
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+    page_import_platform::telemetry::register_metrics();
     for addr in &config.egress_allow {
         tracing::warn!(%addr, "EGRESS_ALLOW lets the browser reach this non-public address: development and tests only");
     }

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use page_import_contract::job::{CaptureJob, SCHEMA_VERSION};
+use page_import_contract::job::{CaptureJob, SCHEMA_VERSION, TRACEPARENT};
+use page_import_platform::telemetry::trace_context;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -51,6 +52,7 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
                 .receive_message()
                 .queue_url(&queue.url)
                 .max_number_of_messages(1)
+                .message_attribute_names(TRACEPARENT)
                 .wait_time_seconds(LONG_POLL_SECS)
                 .visibility_timeout(VISIBILITY_SECS)
                 .customize()
@@ -71,6 +73,11 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
         };
         // One message per receive, so the slot acquired for it is its own.
         if let Some(message) = messages.into_iter().next() {
+            let traceparent = message
+                .message_attributes
+                .as_ref()
+                .and_then(|a| a.get(TRACEPARENT))
+                .and_then(|v| v.string_value.clone());
             let (Some(body), Some(receipt)) = (message.body, message.receipt_handle) else {
                 continue;
             };
@@ -78,7 +85,7 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
             let worker = worker.clone();
             in_flight.spawn(async move {
                 let _slot = permit;
-                process(&queue, &worker, &body, &receipt).await;
+                process(&queue, &worker, &body, &receipt, traceparent.as_deref()).await;
             });
         }
     }
@@ -89,7 +96,9 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
     while in_flight.join_next().await.is_some() {}
 }
 
-async fn process(queue: &Queue, worker: &Worker, body: &str, receipt: &str) {
+/// Captures the job of one message, in the trace the message carries (SPEC
+/// §9): the capture span continues it, or starts one when there is none.
+async fn process(queue: &Queue, worker: &Worker, body: &str, receipt: &str, traceparent: Option<&str>) {
     let job = match serde_json::from_str::<CaptureJob<'static>>(body) {
         Ok(job) if job.schema_version == SCHEMA_VERSION && job.artifacts.bucket == queue.bucket => job,
         _ => {
@@ -117,7 +126,8 @@ async fn process(queue: &Queue, worker: &Worker, body: &str, receipt: &str) {
             }
         }
     };
-    let span = tracing::info_span!("capture", page_import_id = %job.page_import_id, attempt = job.attempt);
+    let span = tracing::info_span!(parent: None, "capture", page_import_id = %job.page_import_id, attempt = job.attempt);
+    trace_context::continue_from(&span, traceparent);
     let disposition = tokio::select! {
         d = worker.handle(&job).instrument(span) => d,
         () = keep_invisible => unreachable!("the visibility loop never ends"),

@@ -6,6 +6,13 @@ use std::borrow::Cow;
 /// The only message version this contract knows.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The W3C trace context of the attempt (SPEC §9): the name of the capture
+/// message's SQS message attribute (a `String`) that carries it to the
+/// worker, and of the header on the worker's callbacks that carries it back.
+/// Outside the body and outside the signature: it only labels logs and
+/// spans, and a message or callback without it is still whole.
+pub const TRACEPARENT: &str = "traceparent";
+
 /// The queue message. The service serializes it from borrowed fields; a
 /// worker deserializes an owned `CaptureJob<'static>`. Its `Debug` leaves the
 /// nonce out.

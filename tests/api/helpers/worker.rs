@@ -117,9 +117,29 @@ impl TestApp {
     }
 
     async fn callback_signed(&self, raw: Vec<u8>, secret: &str, msg_id: &str, timestamp: i64) -> reqwest::Response {
+        self.callback_signed_to(&self.url(""), raw, secret, msg_id, timestamp).await
+    }
+
+    /// Sends a callback signed with the configured secret, timestamped now,
+    /// to the service at `base_url` (a service process of the test's own).
+    pub async fn callback_to(&self, base_url: &str, body: &Value) -> reqwest::Response {
+        let raw = serde_json::to_vec(body).unwrap();
+        let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
+        let now = chrono::Utc::now().timestamp();
+        self.callback_signed_to(base_url, raw, WEBHOOK_SECRET, &msg_id, now).await
+    }
+
+    async fn callback_signed_to(
+        &self,
+        base_url: &str,
+        raw: Vec<u8>,
+        secret: &str,
+        msg_id: &str,
+        timestamp: i64,
+    ) -> reqwest::Response {
         let signature = WebhookSecret::parse(secret).unwrap().sign(msg_id, timestamp, &raw);
         self.http
-            .post(self.url("/webhooks/page-imports"))
+            .post(format!("{base_url}/webhooks/page-imports"))
             .header("content-type", "application/json")
             .header("webhook-id", msg_id)
             .header("webhook-timestamp", timestamp.to_string())
