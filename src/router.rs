@@ -73,7 +73,8 @@ pub fn router(state: AppState) -> Router {
                         .get::<RequestId>()
                         .and_then(|id| id.header_value().to_str().ok())
                         .unwrap_or("-");
-                    let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
+                    let span =
+                        tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
                     // W3C Trace Context (SPEC §9): a valid `traceparent`
                     // is continued (a caller's, or a worker's on its
                     // callback); otherwise the request starts a trace.

@@ -13,9 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
+use page_import_platform::telemetry::trace_context;
 use sqlx::{PgConnection, PgPool};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, Semaphore};
+use tracing::Instrument;
 
 use crate::db::database_unavailable;
 use crate::db::page_import::{self, PageImport, PendingCreate};
@@ -309,7 +311,27 @@ pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Resul
 /// One batch of creates as one statement. One bad create must not fail the
 /// others: a batch that failed for any reason but an unavailable database is
 /// retried one create at a time.
+///
+/// Its span is in the trace of its one create, or, shared by several, a
+/// trace of its own linked to each of theirs (SPEC §9).
 pub async fn run_creates(
+    pool: &PgPool,
+    batch: Vec<PendingCreate>,
+    max_queued: i64,
+) -> Vec<Result<Option<PageImport>, CoalesceError>> {
+    let span = tracing::info_span!(parent: None, "db.create_batch", creates = batch.len());
+    match batch.as_slice() {
+        [one] => {
+            trace_context::continue_from(&span, one.traceparent.as_deref());
+        }
+        many => many
+            .iter()
+            .for_each(|c| trace_context::link(&span, c.traceparent.as_deref())),
+    }
+    run_creates_in(pool, batch, max_queued).instrument(span).await
+}
+
+async fn run_creates_in(
     pool: &PgPool,
     batch: Vec<PendingCreate>,
     max_queued: i64,

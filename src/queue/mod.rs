@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
+use futures::StreamExt;
 use page_import_contract::job::TRACEPARENT;
 use page_import_platform::telemetry::trace_context;
-use futures::StreamExt;
 use rand::Rng;
 use sqlx::PgPool;
 use tokio::sync::{mpsc, Notify, Semaphore};
@@ -404,7 +404,10 @@ impl Inner {
                     .id(m.id.to_string())
                     .message_body(&m.body);
                 // The stored one as it is when this process makes no spans.
-                let traceparent = m.traceparent.as_ref().map(|stored| trace_context::of(span).unwrap_or_else(|| stored.clone()));
+                let traceparent = m
+                    .traceparent
+                    .as_ref()
+                    .map(|stored| trace_context::of(span).unwrap_or_else(|| stored.clone()));
                 if let Some(traceparent) = traceparent {
                     let value = MessageAttributeValue::builder()
                         .data_type("String")

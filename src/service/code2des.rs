@@ -83,7 +83,8 @@ pub async fn create(
     };
     let traceparent = trace_context::of(&tracing::Span::current());
     let lease_ms = deps.publisher.lease().as_millis() as i64;
-    let (row, outbox_id) = db::insert_with_message(&mut tx, &new, &message_body, lease_ms, traceparent.as_deref()).await?;
+    let (row, outbox_id) =
+        db::insert_with_message(&mut tx, &new, &message_body, lease_ms, traceparent.as_deref()).await?;
     let project_id = row.project_id;
     let view = Code2DesView::from(row);
     if let Some(key) = key {

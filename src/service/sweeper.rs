@@ -90,9 +90,7 @@ impl Sweeper {
                     actor: SWEEPER,
                     ended: Some(AttemptOutcome::TimedOut),
                 };
-                if let Some(next) =
-                    next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await?
-                {
+                if let Some(next) = next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await? {
                     retried += 1;
                     tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
                 }

@@ -20,7 +20,7 @@ use sqlx::PgPool;
 use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::process::{database_url_of, ServiceProcess};
 use crate::helpers::worker::Job;
-use crate::helpers::{eventually, import_body, TestApp, Tenant};
+use crate::helpers::{eventually, import_body, Tenant, TestApp};
 
 const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
@@ -129,7 +129,12 @@ fn counter(text: &str, name: &str, label: &str) -> f64 {
 }
 
 async fn metrics_of(service: &ServiceProcess) -> String {
-    reqwest::get(service.url("/metrics")).await.unwrap().text().await.unwrap()
+    reqwest::get(service.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -140,7 +145,11 @@ async fn a_create_with_a_traceparent_continues_its_trace_to_the_message_and_the_
 
     let id = created_id(create(&service, &tenant, Some(&traceparent(CALLER_TRACE))).await).await;
     let message = message_of(&app, &id, 1).await;
-    assert_eq!(message.trace_id(), CALLER_TRACE, "the message continues the caller's trace");
+    assert_eq!(
+        message.trace_id(),
+        CALLER_TRACE,
+        "the message continues the caller's trace"
+    );
     assert_ne!(
         message.traceparent.as_deref(),
         Some(traceparent(CALLER_TRACE).as_str()),
@@ -151,11 +160,15 @@ async fn a_create_with_a_traceparent_continues_its_trace_to_the_message_and_the_
 
     let lines = lines_of_trace(&service.log_text(), CALLER_TRACE);
     assert!(
-        lines.iter().any(|l| l["message"] == "page import created" && l["page_import_id"] == id.as_str()),
+        lines
+            .iter()
+            .any(|l| l["message"] == "page import created" && l["page_import_id"] == id.as_str()),
         "the service's log line of the create carries the trace id: {lines:?}\n{}",
         service.log_text()
     );
-    assert!(lines.iter().all(|l| l["span_id"].as_str().is_some_and(|s| s.len() == 16)));
+    assert!(lines
+        .iter()
+        .all(|l| l["span_id"].as_str().is_some_and(|s| s.len() == 16)));
     let request_id = lines.iter().find_map(|l| l["span"]["request_id"].as_str());
     assert!(request_id.is_some(), "the request id stays: {lines:?}");
 }
@@ -213,7 +226,11 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
         .unwrap();
     assert_eq!(response.status(), 202);
     let second = message_of(&app, &id, 2).await;
-    assert_eq!(second.trace_id(), retry_trace, "a manual retry continues the retry request's trace");
+    assert_eq!(
+        second.trace_id(),
+        retry_trace,
+        "a manual retry continues the retry request's trace"
+    );
 
     // A retryable failure: the next attempt is re-dispatched in a trace of
     // its own, linked to the one that created the import.
@@ -230,18 +247,27 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
     .fetch_all(&pool)
     .await
     .unwrap();
-    let traces: Vec<String> = recorded.iter().map(|(_, tp)| tp.as_deref().unwrap()[3..35].to_owned()).collect();
+    let traces: Vec<String> = recorded
+        .iter()
+        .map(|(_, tp)| tp.as_deref().unwrap()[3..35].to_owned())
+        .collect();
     assert_eq!(traces, [CALLER_TRACE, retry_trace.as_str(), redispatch_trace.as_str()]);
 
     let linked = eventually(Duration::from_secs(15), || async {
         collector.spans().iter().any(|s| {
             s["name"] == "redispatch"
                 && s["traceId"] == redispatch_trace.as_str()
-                && s["links"].as_array().is_some_and(|l| l.iter().any(|l| l["traceId"] == CALLER_TRACE))
+                && s["links"]
+                    .as_array()
+                    .is_some_and(|l| l.iter().any(|l| l["traceId"] == CALLER_TRACE))
         })
     })
     .await;
-    assert!(linked, "the redispatch span links to the create's trace: {:#?}", collector.spans());
+    assert!(
+        linked,
+        "the redispatch span links to the create's trace: {:#?}",
+        collector.spans()
+    );
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -269,10 +295,17 @@ async fn spans_are_exported_to_the_collector_at_v1_traces(pool: PgPool) {
     })
     .await;
     assert!(exported, "the create's spans reach the collector: {:?}", names());
-    assert!(collector.paths().iter().all(|p| p == "/v1/traces"), "{:?}", collector.paths());
+    assert!(
+        collector.paths().iter().all(|p| p == "/v1/traces"),
+        "{:?}",
+        collector.paths()
+    );
     let service_names = collector.service_names();
     assert_eq!(service_names, ["page-import"], "the spans say which service made them");
-    assert_eq!(counter(&metrics_of(&service).await, "trace_spans_dropped_total", ""), 0.0);
+    assert_eq!(
+        counter(&metrics_of(&service).await, "trace_spans_dropped_total", ""),
+        0.0
+    );
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -281,7 +314,10 @@ async fn a_collector_that_is_down_or_hangs_holds_up_no_request_and_drops_are_cou
     let tenant = app.tenant().await;
 
     // Down: nothing listens on the port.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
     let down = ServiceProcess::start(
         &app,
         &database_url_of(&pool),
@@ -294,7 +330,11 @@ async fn a_collector_that_is_down_or_hangs_holds_up_no_request_and_drops_are_cou
         assert_eq!(create(&down, &tenant, None).await.status(), 202);
     }
     let failed = eventually(Duration::from_secs(15), || async {
-        counter(&metrics_of(&down).await, "trace_spans_dropped_total", "reason=\"export_failed\"") > 0.0
+        counter(
+            &metrics_of(&down).await,
+            "trace_spans_dropped_total",
+            "reason=\"export_failed\"",
+        ) > 0.0
     })
     .await;
     assert!(failed, "spans the collector never took are counted as dropped");
@@ -319,10 +359,17 @@ async fn a_collector_that_is_down_or_hangs_holds_up_no_request_and_drops_are_cou
     for _ in 0..20 {
         let started = Instant::now();
         assert_eq!(create(&slow, &tenant, None).await.status(), 202);
-        assert!(started.elapsed() < Duration::from_secs(20), "a create waited for the collector");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "a create waited for the collector"
+        );
     }
     let full = eventually(Duration::from_secs(15), || async {
-        counter(&metrics_of(&slow).await, "trace_spans_dropped_total", "reason=\"queue_full\"") > 0.0
+        counter(
+            &metrics_of(&slow).await,
+            "trace_spans_dropped_total",
+            "reason=\"queue_full\"",
+        ) > 0.0
     })
     .await;
     assert!(full, "spans that found the queue full are counted as dropped");
@@ -518,7 +565,8 @@ impl CallbackRecorder {
                     if let Some(tp) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
                         seen.lock().unwrap().push(tp.to_owned());
                     }
-                    let mut forwarded = reqwest::Client::new().post(format!("{}{}", upstream.get().unwrap(), uri.path()));
+                    let mut forwarded =
+                        reqwest::Client::new().post(format!("{}{}", upstream.get().unwrap(), uri.path()));
                     let passed: HashMap<_, _> = headers
                         .iter()
                         .filter(|(k, _)| k.as_str() != "host" && k.as_str() != "content-length")

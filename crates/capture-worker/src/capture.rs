@@ -2,9 +2,9 @@
 //! rules, then the page's steps in order (see [`crate::page::Page`]), with
 //! what the page could not do reported as a [`Cause`].
 
-use tracing::Instrument;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 use bytes::Bytes;
 use page_import_contract::capture::{BlockedRequest, FontFace, Timings};

@@ -126,7 +126,8 @@ async fn process(queue: &Queue, worker: &Worker, body: &str, receipt: &str, trac
             }
         }
     };
-    let span = tracing::info_span!(parent: None, "capture", page_import_id = %job.page_import_id, attempt = job.attempt);
+    let span =
+        tracing::info_span!(parent: None, "capture", page_import_id = %job.page_import_id, attempt = job.attempt);
     trace_context::continue_from(&span, traceparent);
     let disposition = tokio::select! {
         d = worker.handle(&job).instrument(span) => d,

@@ -117,7 +117,8 @@ impl TestApp {
     }
 
     async fn callback_signed(&self, raw: Vec<u8>, secret: &str, msg_id: &str, timestamp: i64) -> reqwest::Response {
-        self.callback_signed_to(&self.url(""), raw, secret, msg_id, timestamp).await
+        self.callback_signed_to(&self.url(""), raw, secret, msg_id, timestamp)
+            .await
     }
 
     /// Sends a callback signed with the configured secret, timestamped now,
@@ -126,7 +127,8 @@ impl TestApp {
         let raw = serde_json::to_vec(body).unwrap();
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
         let now = chrono::Utc::now().timestamp();
-        self.callback_signed_to(base_url, raw, WEBHOOK_SECRET, &msg_id, now).await
+        self.callback_signed_to(base_url, raw, WEBHOOK_SECRET, &msg_id, now)
+            .await
     }
 
     async fn callback_signed_to(

@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use opentelemetry::Context;
 use opentelemetry_sdk::error::OTelSdkResult;
-use opentelemetry_sdk::trace::{
-    BatchConfigBuilder, BatchSpanProcessor, Span, SpanData, SpanExporter, SpanProcessor,
-};
+use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Span, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
 
 /// Counter of spans never exported, by `reason`: `queue_full` (the batch

@@ -44,7 +44,9 @@ pub fn parse(value: &str) -> Option<SpanContext> {
 }
 
 fn hex_field(s: &str) -> Option<&str> {
-    s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)).then_some(s)
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        .then_some(s)
 }
 
 /// The `traceparent` of a span context (version 00).
