@@ -861,6 +861,88 @@ def p6():
     ])
 
 
+class StandInCollector:
+    """An OTLP/HTTP collector on loopback that takes every export (200) and
+    counts requests and bytes: the cost measured is the service's, not a
+    real collector's."""
+
+    def __init__(self, port):
+        import http.server
+        import threading
+        counts = self.counts = {"requests": 0, "bytes": 0}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers.get("content-length", 0))
+                self.rfile.read(n)
+                counts["requests"] += 1
+                counts["bytes"] += n
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def dropped_spans(svc):
+    text = urllib.request.urlopen(svc.url + "/metrics", timeout=5).read().decode()
+    return sum(float(l.split()[-1]) for l in text.splitlines() if l.startswith("trace_spans_dropped_total"))
+
+
+def t():
+    """T: what exporting every span costs P1 (create) and P3 (read by id),
+    export on (to a stand-in collector on loopback) against export off; the
+    two modes take turns going first."""
+    conns, secs = ARGS.connections, ARGS.seconds
+    tok = token()
+    seed_list(ARGS.trace_rows)
+    collector = StandInCollector(0)
+    export = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url}
+    rps = {(m, on): [] for m in ("P1", "P3") for on in (False, True)}
+    cpu = {(m, on): [] for m in ("P1", "P3") for on in (False, True)}
+    dropped = []
+    for run in range(ARGS.runs):
+        for on in ((False, True) if run % 2 == 0 else (True, False)):
+            env = export if on else {}
+            svc = Service(18090, AWS_ENDPOINT_URL="http://127.0.0.1:9", DATABASE_MAX_CONNECTIONS=conns, **env)
+            meter = CpuMeter(svc.proc.pid)
+            r = loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body", CREATE_BODY,
+                        "--token", tok, "--connections", conns, "--seconds", secs)
+            cpu[("P1", on)].append(meter.per_request(r["ok"])["service"])
+            rps[("P1", on)].append(r["rps"])
+            meter = CpuMeter(svc.proc.pid)
+            g = loadgen("closed", "--url", svc.url + "/page-imports/bench-{n}", "--token", tok,
+                        "--ids", ARGS.trace_rows, "--connections", conns, "--seconds", secs)
+            cpu[("P3", on)].append(meter.per_request(g["ok"])["service"])
+            rps[("P3", on)].append(g["rps"])
+            if on:
+                time.sleep(1)
+                dropped.append(dropped_spans(svc))
+            log(f"T run {run} export {'on' if on else 'off'}: POST {r['rps']:.0f} req/s, GET {g['rps']:.0f} req/s")
+            svc.stop()
+            clear_outbox()
+    collector.stop()
+    rows = []
+    for m, what in (("P1", "POST /page-imports, 8 conns, SQS refusing"), ("P3", "GET /page-imports/{id}, 8 conns")):
+        off, on = median(rps[(m, False)]), median(rps[(m, True)])
+        rows.append(("T", f"{m} {what}: export on (stand-in collector) vs off; service CPU "
+                          f"{median(cpu[(m, True)]):.0f} vs {median(cpu[(m, False)]):.0f} µs/request",
+                     f"{on:.0f} req/s", f"{off:.0f} req/s", f"{on / off:.2f}×", "≥ 0.95×"))
+    rows.append(("T", f"spans dropped with export on (max of the runs); the collector took "
+                      f"{collector.counts['requests']} exports, {collector.counts['bytes'] / 1e6:.1f} MB",
+                 f"{max(dropped):.0f}", "0", "", "reported"))
+    table("T trace export", rows)
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
@@ -880,6 +962,7 @@ def main():
     # adds cross-thread wake-ups. P1 and P3 also report the default (2).
     ARGS.service_workers = int(os.environ.get("SERVICE_WORKERS", "1"))
     ARGS.list_rows = 5_000 if smoke else 1_000_000
+    ARGS.trace_rows = 5_000 if smoke else 100_000
     ARGS.wide_connections = 16 if smoke else 256
     ARGS.manifest_mib = 8 if smoke else int(os.environ.get("MANIFEST_MIB", "256"))
     ARGS.relay_messages = 50 if smoke else 300
@@ -894,7 +977,7 @@ def main():
           f"{ARGS.seconds} s per load phase; load generator: bench/loadgen.rs (closed loop = N workers, "
           f"open loop = fixed arrival rate, latency from the scheduled start).")
     only = ARGS.only.split(",")
-    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d)]:
+    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d), ("T", t)]:
         if name in only:
             fn()
     if CPU_ROWS:

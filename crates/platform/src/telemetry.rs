@@ -73,13 +73,14 @@ pub fn init(format: LogFormat, service_name: &'static str) -> Telemetry {
         }
     }
     let provider = provider.build();
-    // One filter for spans and log lines alike (`RUST_LOG`, default
-    // `info`): without it every library's trace-level span would be made.
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Spans at `info` and above, whatever `RUST_LOG` lets through to the
+    // log lines: a quieter log does not cut the traces short, and a louder
+    // one does not make every library's debug span an exported one.
     let otel = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer(service_name))
         .with_location(false)
-        .with_filter(filter());
+        .with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
 
     let dispatch = DispatchSlot::default();
     let logs = match format {
@@ -143,7 +144,11 @@ where
         let (Some(span), Some(dispatch)) = (span, dispatch.get().and_then(WeakDispatch::upgrade)) else {
             return;
         };
-        let Some(cx) = tracing_opentelemetry::get_otel_context(&span.id(), &dispatch) else {
+        // The nearest span that is a trace's (a debug span is not).
+        let Some(cx) = span
+            .scope()
+            .find_map(|s| tracing_opentelemetry::get_otel_context(&s.id(), &dispatch))
+        else {
             return;
         };
         let otel_span = cx.span();
