@@ -1,7 +1,7 @@
 //! Logs and traces: the set-up both binaries share
 //! (`page_import_platform::telemetry`), and this service's log throttle.
 
-pub use page_import_platform::telemetry::{init, trace_context, SPANS_DROPPED};
+pub use page_import_platform::telemetry::init;
 
 /// `service.name` of this service's spans unless `OTEL_SERVICE_NAME` says otherwise.
 pub const SERVICE_NAME: &str = "page-import";

@@ -196,7 +196,9 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
         ), live as (
             select t.*, a.traceparent from taken t
             join page_import pi on pi.id = t.page_import_id and pi.attempt = t.attempt
-            join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
+            -- An attempt with no history row (written before it was kept)
+            -- still goes, with no trace context.
+            left join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
             where pi.status = '0' and pi.deleted_at is null
         ), slots as (
             insert into capture_slot (page_import_id, attempt, organization_id)

@@ -369,6 +369,8 @@ pub struct TimedOut {
     pub id: String,
     pub organization_id: i64,
     pub attempt: i32,
+    /// The attempt's trace (SPEC §9), for the lines that say how it ended.
+    pub traceparent: Option<String>,
 }
 
 /// The fields a capture message is built from.
@@ -396,7 +398,7 @@ pub async fn lock_timed_out(
     sqlx::query_as!(
         TimedOut,
         r#"
-        select p.id, p.organization_id, p.attempt
+        select p.id, p.organization_id, p.attempt, a.traceparent
         from page_import_attempt a
         join page_import p on p.id = a.page_import_id and p.attempt = a.attempt
         where a.finished_at is null

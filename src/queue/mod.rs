@@ -387,7 +387,8 @@ impl Inner {
         let queue = lane.name.as_str();
         let fifo = lane.url.ends_with(".fifo");
         // One span per message, in the trace its row carries (the attempt's,
-        // SPEC §9), alive while it is sent; the message carries it on.
+        // SPEC §9), from before the send to the end of this call; the
+        // message carries it on.
         let spans: Vec<tracing::Span> = messages
             .iter()
             .map(|m| {

@@ -10,6 +10,7 @@
 
 use page_import_platform::telemetry::trace_context;
 use sqlx::PgConnection;
+use tracing::Instrument;
 
 use crate::db::page_import::{self as db, NextAttempt};
 use crate::domain::lifecycle::AttemptReason;
@@ -55,7 +56,9 @@ pub async fn start(
         }
     };
     let traceparent = trace_context::of(&trace);
-    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref()).await?;
+    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref())
+        .instrument(trace.clone())
+        .await?;
     if started {
         trace.in_scope(|| {
             tracing::info!(page_import_id = %id, attempt = attempt + 1, reason = next.reason.as_str(), "attempt queued");

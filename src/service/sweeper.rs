@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use page_import_platform::telemetry::trace_context;
 use sqlx::PgPool;
 use tracing::Instrument;
 
@@ -83,36 +84,46 @@ impl Sweeper {
     ) -> anyhow::Result<u64> {
         let mut retried = 0;
         for row in timed_out {
-            if row.attempt < self.max_attempts {
-                let next = NextAttempt {
-                    from: JobStatus::Processing,
-                    reason: AttemptReason::Sweeper,
-                    actor: SWEEPER,
-                    ended: Some(AttemptOutcome::TimedOut),
-                };
-                if let Some(next) = next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await? {
-                    retried += 1;
-                    tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
-                }
-            } else {
-                let finish = Finish {
-                    nonce: None,
-                    status: JobStatus::Failed,
-                    outcome: AttemptOutcome::TimedOut,
-                    result_url: None,
-                    capture_hash: None,
-                    screenshot_url: None,
-                    error_message: Some(TIMED_OUT_MESSAGE),
-                    actor: SWEEPER,
-                };
-                if !db::page_import::finish(tx, &row.id, row.attempt, &finish).await? {
-                    continue;
-                }
-                tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
-                self.metrics.sweeper_failed_imports(1);
-                self.metrics.import_finished("failed");
+            // In the trace of the attempt that timed out (SPEC §9).
+            let span = tracing::info_span!(parent: None, "timed_out", page_import_id = %row.id, attempt = row.attempt);
+            trace_context::continue_from(&span, row.traceparent.as_deref());
+            if self.end_one(tx, &row).instrument(span).await? {
+                retried += 1;
             }
         }
         Ok(retried)
+    }
+
+    /// Ends one timed-out attempt; whether the next one started.
+    async fn end_one(&self, tx: &mut sqlx::PgConnection, row: &db::page_import::TimedOut) -> anyhow::Result<bool> {
+        if row.attempt < self.max_attempts {
+            let next = NextAttempt {
+                from: JobStatus::Processing,
+                reason: AttemptReason::Sweeper,
+                actor: SWEEPER,
+                ended: Some(AttemptOutcome::TimedOut),
+            };
+            let Some(next) = next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await? else {
+                return Ok(false);
+            };
+            tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");
+            return Ok(true);
+        }
+        let finish = Finish {
+            nonce: None,
+            status: JobStatus::Failed,
+            outcome: AttemptOutcome::TimedOut,
+            result_url: None,
+            capture_hash: None,
+            screenshot_url: None,
+            error_message: Some(TIMED_OUT_MESSAGE),
+            actor: SWEEPER,
+        };
+        if db::page_import::finish(tx, &row.id, row.attempt, &finish).await? {
+            tracing::info!(page_import_id = %row.id, attempt = row.attempt, "capture timed out; no attempts left");
+            self.metrics.sweeper_failed_imports(1);
+            self.metrics.import_finished("failed");
+        }
+        Ok(false)
     }
 }

@@ -332,6 +332,7 @@ mod tests {
             ("WEBHOOK_SECRET", "whsec_x"),
             ("AWS_SECRET_ACCESS_KEY", "k"),
             ("AWS_ACCESS_KEY_ID", "a"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer collector-token"),
             ("DATABASE_URL", "postgres://"),
             ("HOME", "/root"),
             ("TMPDIR", "/secret-tmp"),

@@ -31,6 +31,9 @@ use crate::config::Config;
 use crate::egress::{EgressPolicy, EgressProxy};
 use crate::job::Worker;
 
+/// `service.name` of the worker's spans unless `OTEL_SERVICE_NAME` says otherwise.
+const SERVICE_NAME: &str = "capture-worker";
+
 /// How long the callback is retried (SPEC §10: up to 10 minutes).
 const CALLBACK_BUDGET: Duration = Duration::from_secs(600);
 
@@ -42,7 +45,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let telemetry = page_import_platform::telemetry::init(config.shared.log_format, "capture-worker");
+    let telemetry = page_import_platform::telemetry::init(config.shared.log_format, SERVICE_NAME);
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let code = match runtime.block_on(run(config)) {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -129,13 +129,19 @@ async fn process(queue: &Queue, worker: &Worker, body: &str, receipt: &str, trac
     let span =
         tracing::info_span!(parent: None, "capture", page_import_id = %job.page_import_id, attempt = job.attempt);
     trace_context::continue_from(&span, traceparent);
-    let disposition = tokio::select! {
-        d = worker.handle(&job).instrument(span) => d,
-        () = keep_invisible => unreachable!("the visibility loop never ends"),
-    };
-    if let Disposition::Done(_) = disposition {
-        delete(queue, receipt).await;
+    // The visibility renewals and the delete too: every line of the capture
+    // carries its trace.
+    async {
+        let disposition = tokio::select! {
+            d = worker.handle(&job) => d,
+            () = keep_invisible => unreachable!("the visibility loop never ends"),
+        };
+        if let Disposition::Done(_) = disposition {
+            delete(queue, receipt).await;
+        }
     }
+    .instrument(span)
+    .await;
 }
 
 async fn delete(queue: &Queue, receipt: &str) {

@@ -1,5 +1,6 @@
 //! `tracing` set-up for both binaries (SPEC §9): log lines (JSON by default,
-//! or pretty) filtered by `RUST_LOG`, every span an OpenTelemetry span, and,
+//! or pretty) filtered by `RUST_LOG`, every span at `info` and above an
+//! OpenTelemetry span, and,
 //! with `OTEL_EXPORTER_OTLP_ENDPOINT` (or `…_TRACES_ENDPOINT`) set, the
 //! spans exported over OTLP/HTTP by a batch processor that never makes a
 //! request or a capture wait for the collector (`export`).
@@ -37,11 +38,6 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    /// Whether spans are exported (an OTLP endpoint is configured).
-    pub fn exporting(&self) -> bool {
-        self.exporting
-    }
-
     /// Exports the spans still queued, waiting at most [`FLUSH_BOUND`]
     /// (a collector that is down must not hold up a shutdown), and stops
     /// the exporter. Blocking: call it from a blocking context.
@@ -59,12 +55,11 @@ impl Telemetry {
 /// `OTEL_SERVICE_NAME` says otherwise. Tests may initialise more than once;
 /// the first subscriber wins.
 pub fn init(format: LogFormat, service_name: &'static str) -> Telemetry {
-    opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
     let mut provider = SdkTracerProvider::builder().with_resource(resource(service_name));
     let mut exporting = false;
     let mut export_error = None;
-    if export::configured() {
-        match export::processor() {
+    if let Some(endpoint) = export::endpoint() {
+        match export::processor(&endpoint) {
             Ok(processor) => {
                 provider = provider.with_span_processor(processor);
                 exporting = true;
@@ -93,7 +88,7 @@ pub fn init(format: LogFormat, service_name: &'static str) -> Telemetry {
         .with(logs.with_filter(filter()))
         .try_init();
     if let Some(e) = export_error {
-        tracing::error!(error = %e, "the OTLP exporter could not be built: spans are not exported");
+        tracing::error!(error = %e, "spans are not exported");
     }
     Telemetry { provider, exporting }
 }

@@ -176,6 +176,16 @@ impl TestApp {
         format!("http://{}{path}", self.addr)
     }
 
+    /// Stops serving and every background task (dispatcher, relay, …) but
+    /// keeps the app's queues, bucket and clients: for tests whose service
+    /// is a process of its own, which this one must not race.
+    pub async fn halt(&mut self) {
+        self.shutdown.cancel();
+        if let Some(server) = self.server.take() {
+            server.await.unwrap().unwrap();
+        }
+    }
+
     /// Stops the server gracefully and waits for it and its background tasks.
     pub async fn stop(mut self) {
         self.shutdown.cancel();

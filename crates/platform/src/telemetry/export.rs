@@ -14,27 +14,68 @@ use opentelemetry_sdk::trace::{BatchConfigBuilder, BatchSpanProcessor, Span, Spa
 use opentelemetry_sdk::Resource;
 
 /// Counter of spans never exported, by `reason`: `queue_full` (the batch
-/// queue was at `OTEL_BSP_MAX_QUEUE_SIZE`) or `export_failed` (the
-/// collector refused, failed or timed out on their batch).
+/// queue was at `OTEL_BSP_MAX_QUEUE_SIZE`), `export_failed` (the collector
+/// refused, failed or timed out on their batch) or `shutdown` (still queued
+/// when the shutdown's flush ran out of time).
 pub const SPANS_DROPPED: &str = "trace_spans_dropped_total";
 
 /// The SDK's default `OTEL_BSP_MAX_QUEUE_SIZE`.
 const DEFAULT_MAX_QUEUE: usize = 2048;
 
-/// Whether an OTLP endpoint for traces is configured: nothing is built, and
-/// nothing waits for a collector, without one.
-pub fn configured() -> bool {
+/// The OTLP endpoint for traces, when one is configured: nothing is built,
+/// and nothing waits for a collector, without one.
+pub fn endpoint() -> Option<String> {
     ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"]
         .iter()
-        .any(|name| std::env::var(name).is_ok_and(|v| !v.trim().is_empty()))
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+}
+
+/// Why no exporter was built for a configured endpoint. Its text never
+/// holds the endpoint, which may carry credentials.
+#[derive(Debug)]
+pub enum ExportError {
+    /// The exporter's HTTP client is built without TLS: a collector is
+    /// reached in plain HTTP, as a local agent or sidecar is.
+    Https,
+    /// The SDK refused a setting: the variable it names.
+    Build(String),
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Https => {
+                f.write_str("an https:// OTLP endpoint is not supported (plain http:// to a local collector)")
+            }
+            Self::Build(setting) => write!(f, "the OTLP exporter could not be built: check {setting}"),
+        }
+    }
 }
 
 /// The batch processor of the OTLP/HTTP exporter, the SDK's in every
 /// respect but the count of what it drops (see [`Counted`]).
-pub fn processor() -> Result<Counted, opentelemetry_otlp::ExporterBuildError> {
+pub fn processor(endpoint: &str) -> Result<Counted, ExportError> {
+    if endpoint.trim_start().to_ascii_lowercase().starts_with("https:") {
+        return Err(ExportError::Https);
+    }
     // Endpoint, headers, timeout and protocol (`http/protobuf` unless
     // `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`) come from the SDK's variables.
-    let exporter = opentelemetry_otlp::SpanExporter::builder().with_http().build()?;
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .build()
+        .map_err(|e| {
+            // The SDK's message is "<variable>: <reason>", and the reason may
+            // quote the endpoint: only the variable's name is kept.
+            let text = e.to_string();
+            let setting = text
+                .split(": ")
+                .find(|part| part.starts_with("OTEL_"))
+                .unwrap_or("the OTEL_EXPORTER_OTLP_* settings");
+            ExportError::Build(setting.to_owned())
+        })?;
+    // Read here as well as by the SDK, which does not tell the value it
+    // read: this wrapper must hold the same bound (set below, so the two
+    // agree whatever the SDK would make of a malformed value).
     let max_queue = std::env::var("OTEL_BSP_MAX_QUEUE_SIZE")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -74,7 +115,7 @@ impl Counted {
 /// Makes [`SPANS_DROPPED`] show (at 0) on the process's metrics recorder,
 /// installed before this is called.
 pub fn register_metrics() {
-    for reason in ["queue_full", "export_failed"] {
+    for reason in ["queue_full", "export_failed", "shutdown"] {
         metrics::counter!(SPANS_DROPPED, "reason" => reason).increment(0);
     }
 }
@@ -89,8 +130,10 @@ impl SpanProcessor for Counted {
     }
 
     fn on_end(&self, span: SpanData) {
-        if self.pending.fetch_add(1, Ordering::AcqRel) >= self.max_queue {
-            self.pending.fetch_sub(1, Ordering::AcqRel);
+        let room = self.pending.fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| {
+            (p < self.max_queue).then_some(p + 1)
+        });
+        if room.is_err() {
             dropped("queue_full", 1);
             return;
         }
@@ -102,7 +145,13 @@ impl SpanProcessor for Counted {
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.inner.shutdown_with_timeout(timeout)
+        let result = self.inner.shutdown_with_timeout(timeout);
+        let unsent = self.pending.swap(0, Ordering::AcqRel);
+        if unsent > 0 {
+            dropped("shutdown", unsent);
+            tracing::warn!(spans = unsent, "spans not exported by the end of the shutdown flush");
+        }
+        result
     }
 
     fn set_resource(&mut self, resource: &Resource) {

@@ -78,14 +78,6 @@ pub fn of(span: &tracing::Span) -> Option<String> {
     ids.is_valid().then(|| format(ids))
 }
 
-/// The trace id of `span` (32 hex digits), as its log lines carry it.
-pub fn trace_id(span: &tracing::Span) -> Option<String> {
-    let cx = span.context();
-    let otel = cx.span();
-    let ids = otel.span_context();
-    ids.is_valid().then(|| ids.trace_id().to_string())
-}
-
 /// Links `span` to the span `traceparent` names (a re-dispatched attempt to
 /// the trace that created its import). An invalid one links nothing.
 pub fn link(span: &tracing::Span, traceparent: Option<&str>) {
