@@ -944,6 +944,23 @@ def t():
             log(f"T run {run} export {'on' if on else 'off'}: POST {r['rps']:.0f} req/s, GET {g['rps']:.0f} req/s")
             svc.stop()
             clear_outbox()
+    # The cost of one request-shaped span, out of the load phases' noise:
+    # made and ended only, then made, ended and exported (the queue large
+    # enough that none is dropped).
+    span_cost = os.path.join(os.path.dirname(ARGS.loadgen), "span_cost")
+    n = "5000" if ARGS.smoke else "50000"
+    per_span = {}
+    for on in (False, True):
+        env = {**ENV, "OTEL_BSP_MAX_QUEUE_SIZE": "65536", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "2048"}
+        if on:
+            env["OTEL_EXPORTER_OTLP_ENDPOINT"] = collector.url
+        else:
+            env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        costs = []
+        for _ in range(ARGS.runs):
+            out = subprocess.run([span_cost, "--spans", n], env=env, capture_output=True, text=True, check=True)
+            costs.append(json.loads(out.stdout)["cpu_us_per_span"])
+        per_span[on] = median(costs)
     collector.stop()
     rows = []
     for m, what in (("P1", "POST /page-imports, 8 conns, SQS refusing"), ("P3", "GET /page-imports/{id}, 8 conns")):
@@ -951,6 +968,10 @@ def t():
         rows.append(("T", f"{m} {what}: export on (stand-in collector) vs off; service CPU "
                           f"{median(cpu[(m, True)]):.0f} vs {median(cpu[(m, False)]):.0f} µs/request",
                      f"{on:.0f} req/s", f"{off:.0f} req/s", f"{on / off:.2f}×", "≥ 0.95×"))
+    rows.append(("T", "CPU per request-shaped span (bench/span_cost.rs, all threads): made, ended and exported "
+                      "vs made and ended; a GET makes 1 span, a create 4 and its publish 2",
+                 f"{per_span[True]:.2f} µs", f"{per_span[False]:.2f} µs",
+                 f"+{per_span[True] - per_span[False]:.2f} µs", "reported"))
     rows.append(("T", f"spans dropped with export on (max of the runs); the collector took "
                       f"{collector.counts['requests']} exports, {collector.counts['bytes'] / 1e6:.1f} MB",
                  f"{max(dropped):.0f}", "0", "", "reported"))
