@@ -115,7 +115,6 @@ pub struct PendingCreate {
 /// One answer per create, in order: the row, or `None` when that create's
 /// project is not visible or its organization's backlog is full (the caller
 /// tells which, `service::create`).
-#[tracing::instrument(name = "db.insert_imports", skip_all, fields(n = batch.len()))]
 pub async fn insert_many_queued(
     conn: &mut PgConnection,
     batch: &[PendingCreate],

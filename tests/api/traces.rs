@@ -296,7 +296,7 @@ async fn spans_are_exported_to_the_collector_at_v1_traces(pool: PgPool) {
     };
     let exported = eventually(Duration::from_secs(15), || async {
         let names = names();
-        ["request", "create_import", "db.insert_imports", "publish"]
+        ["request", "create_import", "db.create_batch", "publish"]
             .iter()
             .all(|n| names.iter().any(|x| x == n))
     })
