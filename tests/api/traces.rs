@@ -220,7 +220,11 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
     let first = message_of(&app, &id, 1).await;
     let mut failed = app.failed_body(&first.job(), "the page said no");
     failed["retryable"] = json!(false);
-    assert_eq!(app.callback_to(&service.base_url, &failed).await.status(), 200);
+    let from_worker = first.traceparent.as_deref();
+    assert_eq!(
+        app.callback_to(&service.base_url, &failed, from_worker).await.status(),
+        200
+    );
 
     let retry_trace = random_trace_id();
     let response = reqwest::Client::new()
@@ -238,11 +242,18 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
         "a manual retry continues the retry request's trace"
     );
 
-    // A retryable failure: the next attempt is re-dispatched in a trace of
-    // its own, linked to the one that created the import.
+    // A retryable failure, called back in attempt 2's trace as a worker
+    // does: the next attempt is re-dispatched in a trace of its own, linked
+    // to the one that created the import.
     let mut transient = app.failed_body(&second.job(), "the network blinked");
     transient["retryable"] = json!(true);
-    assert_eq!(app.callback_to(&service.base_url, &transient).await.status(), 200);
+    let from_worker = second.traceparent.as_deref();
+    assert_eq!(
+        app.callback_to(&service.base_url, &transient, from_worker)
+            .await
+            .status(),
+        200
+    );
     let third = message_of(&app, &id, 3).await;
     let redispatch_trace = third.trace_id().to_owned();
     assert!(![CALLER_TRACE, retry_trace.as_str()].contains(&redispatch_trace.as_str()));

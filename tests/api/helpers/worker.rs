@@ -117,17 +117,19 @@ impl TestApp {
     }
 
     async fn callback_signed(&self, raw: Vec<u8>, secret: &str, msg_id: &str, timestamp: i64) -> reqwest::Response {
-        self.callback_signed_to(&self.url(""), raw, secret, msg_id, timestamp)
+        let base_url = self.url("");
+        self.callback_signed_to(&base_url, raw, secret, msg_id, timestamp, None)
             .await
     }
 
     /// Sends a callback signed with the configured secret, timestamped now,
-    /// to the service at `base_url` (a service process of the test's own).
-    pub async fn callback_to(&self, base_url: &str, body: &Value) -> reqwest::Response {
+    /// to the service at `base_url` (a service process of the test's own),
+    /// with the `traceparent` header a worker sends, when given.
+    pub async fn callback_to(&self, base_url: &str, body: &Value, traceparent: Option<&str>) -> reqwest::Response {
         let raw = serde_json::to_vec(body).unwrap();
         let msg_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
         let now = chrono::Utc::now().timestamp();
-        self.callback_signed_to(base_url, raw, WEBHOOK_SECRET, &msg_id, now)
+        self.callback_signed_to(base_url, raw, WEBHOOK_SECRET, &msg_id, now, traceparent)
             .await
     }
 
@@ -138,10 +140,14 @@ impl TestApp {
         secret: &str,
         msg_id: &str,
         timestamp: i64,
+        traceparent: Option<&str>,
     ) -> reqwest::Response {
         let signature = WebhookSecret::parse(secret).unwrap().sign(msg_id, timestamp, &raw);
-        self.http
-            .post(format!("{base_url}/webhooks/page-imports"))
+        let mut request = self.http.post(format!("{base_url}/webhooks/page-imports"));
+        if let Some(tp) = traceparent {
+            request = request.header("traceparent", tp);
+        }
+        request
             .header("content-type", "application/json")
             .header("webhook-id", msg_id)
             .header("webhook-timestamp", timestamp.to_string())
