@@ -47,6 +47,11 @@ pub struct Captured {
     pub timings: Timings,
 }
 
+/// A child span of the capture per step (SPEC §9): where its time goes.
+fn step(name: &'static str) -> tracing::Span {
+    tracing::info_span!("step", otel.name = name)
+}
+
 /// Captures the job's page. The source is checked against the egress rules
 /// before the browser is asked to go anywhere.
 pub async fn capture(
@@ -57,12 +62,12 @@ pub async fn capture(
 ) -> Result<Captured, Failure> {
     let started = Instant::now();
     let requested_url = job.source.url.to_string();
-    check_source(&policy, &requested_url).await?;
+    check_source(&policy, &requested_url).instrument(step("source")).await?;
     let proxy = EgressProxy::start(policy, settings.max_bytes).await.map_err(|e| {
         tracing::error!(error = %e, "egress proxy did not start");
         Failure::from(Cause::InternalError)
     })?;
-    let page = Page::open(browser, &proxy.url()).await?;
+    let page = Page::open(browser, &proxy.url()).instrument(step("open")).await?;
     let result = run(&page, &proxy, job, settings, started).await;
     let blocked = asked_by_page(proxy.blocked(), &page);
     page.close().await;
@@ -91,8 +96,6 @@ async fn run(
     let requested_url = job.source.url.to_string();
     let mut timings = Timings::default();
 
-    // A child span per step (SPEC §9): where one capture's time goes.
-    let step = |name: &'static str| tracing::info_span!("step", otel.name = name);
     page.prepare(job.viewport).instrument(step("prepare")).await?;
     let navigation = page
         .navigate(&requested_url, settings.navigation_timeout)

@@ -22,6 +22,7 @@ use page_import_contract::capture::{
 use page_import_contract::job::{s3_url, CaptureJob};
 use page_import_contract::manifest::{CaptureHash, ManifestIdentity};
 use sha2::{Digest, Sha256};
+use tracing::Instrument;
 
 use crate::browser::BrowserSlot;
 use crate::callback::{Answer, CallbackClient};
@@ -81,8 +82,11 @@ impl Worker {
             format!("{prefix}{MANIFEST_OBJECT}"),
             format!("{prefix}{FAILURE_OBJECT}"),
         );
+        // What an earlier delivery of this attempt stored, if any.
         let (earlier_manifest, earlier_failure) =
-            tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key));
+            async { tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key)) }
+                .instrument(tracing::info_span!("step", otel.name = "earlier"))
+                .await;
         let body = if let Some(manifest) = earlier_manifest? {
             tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, "attempt already captured; repeating its callback");
             completed_body(job, &manifest)
@@ -93,7 +97,12 @@ impl Worker {
             }
         } else {
             let started = Instant::now();
-            let outcome = match self.browsers.get().await {
+            let browser = self
+                .browsers
+                .get()
+                .instrument(tracing::info_span!("step", otel.name = "browser"))
+                .await;
+            let outcome = match browser {
                 Ok(browser) => {
                     let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
                     if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
