@@ -256,7 +256,10 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
     );
     let third = message_of(&app, &id, 3).await;
     let redispatch_trace = third.trace_id().to_owned();
-    assert!(![CALLER_TRACE, retry_trace.as_str()].contains(&redispatch_trace.as_str()));
+    assert!(
+        ![CALLER_TRACE, retry_trace.as_str()].contains(&redispatch_trace.as_str()),
+        "a re-dispatch has a trace of its own, not the create's or the failed attempt's"
+    );
     let recorded: Vec<(i32, Option<String>)> = sqlx::query_as(
         "select attempt, traceparent from page_import_attempt where page_import_id = $1 order by attempt",
     )
