@@ -744,6 +744,8 @@ const FIDELITY_STYLE_NAMES: &[&str] = &[
     "object-position",
     "aspect-ratio",
     "writing-mode",
+    "text-orientation",
+    "text-combine-upright",
     "direction",
     "-webkit-line-clamp",
     "border-collapse",
@@ -805,6 +807,34 @@ async fn manifest_version_2_follows_the_identity_and_every_fidelity_style_proper
         m.style(m.text_node("Shadowed"), "text-shadow"),
         "rgb(255, 0, 0) 1px 1px 2px",
         "inherited by its text"
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn vertical_japanese_text_keeps_how_its_glyphs_stand_and_its_upright_digits(pool: PgPool) {
+    let captured = capture_page(
+        pool,
+        r#"<!doctype html><html lang="ja"><head><meta charset="utf-8"></head><body>
+        <div id="tate" style="writing-mode: vertical-rl; text-orientation: upright; height: 320px; font-size: 24px">令和<span id="tcy" style="text-combine-upright: all">20</span>年<span>12</span>月</div>
+        </body></html>"#,
+    )
+    .await;
+    let m = &captured.manifest;
+    let tate = m.element("tate");
+    assert_eq!(m.style(tate, "writing-mode"), "vertical-rl");
+    assert_eq!(m.style(tate, "text-orientation"), "upright");
+    assert_eq!(m.style(m.element("tcy"), "text-combine-upright"), "all");
+    let twenty = m.text_node("20");
+    assert_eq!(
+        m.style(twenty, "text-combine-upright"),
+        "all",
+        "the digits' own text says it"
+    );
+    assert_eq!(m.style(twenty, "text-orientation"), "upright");
+    assert_eq!(
+        m.style(m.text_node("12"), "text-combine-upright"),
+        "none",
+        "digits not combined stay as they are"
     );
 }
 

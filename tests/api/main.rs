@@ -24,6 +24,7 @@ mod metrics;
 mod ops;
 mod outbox;
 mod read_delete;
+mod reader;
 mod resilience;
 mod schema;
 mod tenancy;

@@ -141,6 +141,10 @@ pub const STYLE_NAMES: &[&str] = &[
     "object-position",
     "aspect-ratio",
     "writing-mode",
+    // Vertical text: how its glyphs stand, and digits set upright in one
+    // cell (縦中横); without them a converter draws "20" sideways.
+    "text-orientation",
+    "text-combine-upright",
     "direction",
     "-webkit-line-clamp",
     "border-collapse",

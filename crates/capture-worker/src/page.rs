@@ -362,6 +362,8 @@ pub struct Page {
     context_id: String,
     session: String,
     state: Arc<Mutex<PageState>>,
+    /// The job's viewport, once [`Page::prepare`] set it.
+    viewport: std::sync::OnceLock<Viewport>,
 }
 
 impl Page {
@@ -377,11 +379,13 @@ impl Page {
             context_id,
             session,
             state,
+            viewport: std::sync::OnceLock::new(),
         })
     }
 
     /// Events on, the job's viewport and screen, frames attached as they come.
     pub async fn prepare(&self, viewport: Viewport) -> Result<(), Failure> {
+        let _ = self.viewport.set(viewport);
         self.call("Page.enable", json!({})).await?;
         enable_network(&self.cdp, &self.session).await?;
         self.call("Inspector.enable", json!({})).await?;
@@ -646,14 +650,7 @@ impl Page {
         let shot = self
             .call_raw_within(
                 "Page.captureScreenshot",
-                // `optimizeForSpeed`: the same pixels, losslessly, with
-                // Chromium's fast zlib settings (bench W: the encoding is
-                // most of a tall page's screenshot).
-                json!({
-                    "format": "png", "captureBeyondViewport": true, "fromSurface": true,
-                    "optimizeForSpeed": true,
-                    "clip": {"x": 0, "y": 0, "width": width, "height": captured_height, "scale": 1},
-                }),
+                self.screenshot_params(0.0, 0.0, f64::from(width), f64::from(captured_height), true),
                 HEAVY_TIMEOUT,
             )
             .await?;
@@ -673,6 +670,27 @@ impl Page {
             png,
             content_height,
             captured_height,
+        })
+    }
+
+    /// `Page.captureScreenshot`'s parameters for the CSS-px box `x, y,
+    /// width, height` of the page scrolled to its top. A box inside the
+    /// viewport is cut from the viewport as shown: Chromium 156 shifts a
+    /// right-to-left page sideways when `captureBeyondViewport` lays it out
+    /// in a viewport as tall as a box no taller than the viewport (issue
+    /// 34). A box that reaches below the viewport needs that layout, and is
+    /// right with it. `optimizeForSpeed`: the same pixels, losslessly, with
+    /// Chromium's fast zlib settings (bench W: the encoding is most of a
+    /// tall page's screenshot).
+    fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, optimize_for_speed: bool) -> Value {
+        let beyond_viewport = !self
+            .viewport
+            .get()
+            .is_some_and(|v| x + width <= f64::from(v.width) && y + height <= f64::from(v.height));
+        json!({
+            "format": "png", "captureBeyondViewport": beyond_viewport, "fromSurface": true,
+            "optimizeForSpeed": optimize_for_speed,
+            "clip": {"x": x, "y": y, "width": width, "height": height, "scale": 1},
         })
     }
 
@@ -995,8 +1013,7 @@ impl Page {
         let shot = self
             .call_within(
                 "Page.captureScreenshot",
-                json!({"format": "png", "captureBeyondViewport": true, "fromSurface": true,
-                       "clip": {"x": x, "y": y, "width": width, "height": height, "scale": 1}}),
+                self.screenshot_params(x, y, width, height, false),
                 HEAVY_TIMEOUT,
             )
             .await

@@ -3,6 +3,7 @@
 //! named by `AWS_ENDPOINT_URL` (started by `scripts/test`).
 
 pub mod capture;
+pub mod chromium;
 pub mod dns;
 pub mod locks;
 pub mod manifest;

@@ -1,0 +1,153 @@
+//! The capture as a reader sees it (SPEC §10 Capture, §11): the screenshot
+//! is the page as Chromium shows it, left-to-right and right-to-left, at
+//! every height.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::chromium::Browser;
+use crate::helpers::TestApp;
+
+/// A page whose every region is told apart by colour, laid out from its
+/// start edge: a shift sideways moves whole blocks.
+fn page(dir: &str, body_height: &str) -> String {
+    format!(
+        r#"<!doctype html><html dir="{dir}" lang="ar"><head><meta charset="utf-8"><style>
+        html, body {{ margin: 0; }}
+        body {{ height: {body_height}; font: 16px sans-serif; }}
+        header {{ display: flex; gap: 12px; padding: 12px; background: #123; color: white; }}
+        .brand {{ width: 180px; height: 40px; background: #c33; }}
+        main {{ display: grid; grid-template-columns: 260px 1fr; gap: 16px; padding: 16px; }}
+        .card {{ height: 200px; background: #3a7; }}
+        .table {{ height: 200px; background: repeating-linear-gradient(90deg, #fc3 0 40px, #36c 40px 80px); }}
+        </style></head><body>
+        <header><div class="brand"></div><h1 style="margin:0">حسابي</h1></header>
+        <main><div class="card">البطاقة الأولى</div><div class="table">الجدول</div></main>
+        </body></html>"#
+    )
+}
+
+/// PNG bytes as RGBA rows.
+fn rgba(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    let pixels = match info.color_type {
+        png::ColorType::Rgba => buf,
+        png::ColorType::Rgb => buf.chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
+        other => panic!("unexpected PNG colour type {other:?}"),
+    };
+    (info.width, info.height, pixels)
+}
+
+/// The share of `reference`'s pixels that the top-left of `shot` shows
+/// otherwise (any channel off by more than anti-aliasing's few levels).
+fn mismatch(shot: &[u8], reference: &[u8]) -> f64 {
+    let (sw, sh, s) = rgba(shot);
+    let (rw, rh, r) = rgba(reference);
+    assert!(
+        sw >= rw && sh >= rh,
+        "the screenshot {sw}x{sh} holds the viewport {rw}x{rh}"
+    );
+    let mut off = 0u64;
+    for y in 0..rh {
+        for x in 0..rw {
+            let a = ((y * sw + x) * 4) as usize;
+            let b = ((y * rw + x) * 4) as usize;
+            if (0..3).any(|c| s[a + c].abs_diff(r[b + c]) > 24) {
+                off += 1;
+            }
+        }
+    }
+    off as f64 / f64::from(rw * rh)
+}
+
+/// What a plain `Page.captureScreenshot` of the viewport shows of `url`:
+/// no clip, no `captureBeyondViewport`, in a browser of its own.
+async fn plain_viewport_screenshot(url: &str, width: i32, height: i32, scale: f64) -> Vec<u8> {
+    let mut browser = Browser::open("about:blank").await;
+    browser
+        .call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false}),
+        )
+        .await;
+    // As the worker's browser (`--hide-scrollbars`): a scrollbar is no part
+    // of the page.
+    browser
+        .call("Emulation.setScrollbarsHidden", json!({"hidden": true}))
+        .await;
+    browser.call("Page.navigate", json!({"url": url})).await;
+    browser
+        .until(
+            "document.readyState === 'complete' && document.fonts.status === 'loaded'",
+            Duration::from_secs(20),
+        )
+        .await;
+    browser
+        .eval("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
+        .await;
+    let shot = browser.call("Page.captureScreenshot", json!({"format": "png"})).await;
+    base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().unwrap())
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_first_viewport_is_the_page_as_chromium_shows_it_right_to_left_too_at_every_height(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let (width, height) = (800, 600);
+    let cases = [
+        ("rtl", "300px", 1.0, "right-to-left, shorter than the viewport"),
+        (
+            "rtl",
+            "600px",
+            3.0,
+            "right-to-left, exactly the viewport's height, dsf 3",
+        ),
+        ("rtl", "300px", 3.0, "right-to-left, shorter than the viewport, dsf 3"),
+        ("rtl", "2600px", 1.0, "right-to-left, taller than the viewport"),
+        ("ltr", "300px", 1.0, "left-to-right, shorter than the viewport"),
+    ];
+    let paths: Vec<String> = (0..cases.len()).map(|i| format!("/{i}")).collect();
+    let pages = paths
+        .iter()
+        .zip(&cases)
+        .map(|(path, (dir, h, _, _))| (path.as_str(), Page::html(&page(dir, h))))
+        .collect();
+    let site = Site::start(pages).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    for (i, (_, _, scale, what)) in cases.iter().enumerate() {
+        let url = site.url(&format!("/{i}"));
+        let body = json!({
+            "organizationId": tenant.organization_id,
+            "projectId": tenant.project_id,
+            "sourceUrl": url,
+            "viewport": {"width": width, "height": height, "deviceScaleFactor": scale},
+        });
+        let response = app.post_json("/page-imports", &tenant.token, &body).await;
+        assert_eq!(response.status(), 202);
+        let id = response.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let import = app.finished(&tenant, &id, &worker).await;
+        assert_eq!(import["status"], "completed", "{what}: {import}\n{}", worker.log_text());
+        let shot = app.object(&format!("page-imports/{id}/1/screenshot.png")).await;
+        let reference = plain_viewport_screenshot(&url, width, height, *scale).await;
+        let off = mismatch(&shot, &reference);
+        assert!(
+            off < 0.005,
+            "{what}: {:.1} % of the first viewport differs from Chromium's own screenshot",
+            off * 100.0
+        );
+    }
+}
