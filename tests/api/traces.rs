@@ -139,12 +139,19 @@ async fn metrics_of(service: &ServiceProcess) -> String {
         .unwrap()
 }
 
-#[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn a_create_with_a_traceparent_continues_its_trace_to_the_message_and_the_logs(pool: PgPool) {
+/// A halted in-process app (its queues, bucket and a tenant) and the
+/// service as a process of its own on them, with `env`.
+async fn service_process(pool: &PgPool, env: &[(&str, &str)]) -> (TestApp, Tenant, ServiceProcess) {
     let mut app = TestApp::spawn(pool.clone()).await;
     let tenant = app.tenant().await;
     app.halt().await;
-    let service = ServiceProcess::start(&app, &database_url_of(&pool), &[]);
+    let service = ServiceProcess::start(&app, &database_url_of(pool), env);
+    (app, tenant, service)
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_create_with_a_traceparent_continues_its_trace_to_the_message_and_the_logs(pool: PgPool) {
+    let (app, tenant, service) = service_process(&pool, &[]).await;
 
     let id = created_id(create(&service, &tenant, Some(&traceparent(CALLER_TRACE))).await).await;
     let message = message_of(&app, &id, 1).await;
@@ -178,10 +185,7 @@ async fn a_create_with_a_traceparent_continues_its_trace_to_the_message_and_the_
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_missing_or_invalid_traceparent_starts_a_new_trace_and_the_create_is_accepted(pool: PgPool) {
-    let mut app = TestApp::spawn(pool.clone()).await;
-    let tenant = app.tenant().await;
-    app.halt().await;
-    let service = ServiceProcess::start(&app, &database_url_of(&pool), &[]);
+    let (app, tenant, service) = service_process(&pool, &[]).await;
     let cases: [(&str, Option<String>); 4] = [
         ("no header", None),
         ("garbage", Some("garbage".to_owned())),
@@ -211,10 +215,7 @@ async fn a_missing_or_invalid_traceparent_starts_a_new_trace_and_the_create_is_a
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked_to_the_create(pool: PgPool) {
     let collector = Collector::start().await;
-    let mut app = TestApp::spawn(pool.clone()).await;
-    let tenant = app.tenant().await;
-    app.halt().await;
-    let service = ServiceProcess::start(&app, &database_url_of(&pool), &collector.env());
+    let (app, tenant, service) = service_process(&pool, &collector.env()).await;
 
     let id = created_id(create(&service, &tenant, Some(&traceparent(CALLER_TRACE))).await).await;
     let first = message_of(&app, &id, 1).await;
@@ -293,10 +294,7 @@ async fn a_retry_continues_its_requests_trace_and_a_redispatch_starts_one_linked
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn spans_are_exported_to_the_collector_at_v1_traces(pool: PgPool) {
     let collector = Collector::start().await;
-    let mut app = TestApp::spawn(pool.clone()).await;
-    let tenant = app.tenant().await;
-    app.halt().await;
-    let service = ServiceProcess::start(&app, &database_url_of(&pool), &collector.env());
+    let (app, tenant, service) = service_process(&pool, &collector.env()).await;
 
     let id = created_id(create(&service, &tenant, Some(&traceparent(CALLER_TRACE))).await).await;
     let message = message_of(&app, &id, 1).await;
@@ -423,18 +421,16 @@ async fn a_collector_that_is_down_or_hangs_holds_up_no_request_and_drops_are_cou
 async fn one_import_is_one_trace_from_the_create_through_the_worker_to_its_callback(pool: PgPool) {
     let _browser = BROWSER.lock().await;
     let recorder = CallbackRecorder::start().await;
-    let mut app = TestApp::spawn(pool.clone()).await;
-    let tenant = app.tenant().await;
-    app.halt().await;
     let site = Site::start(vec![("/", Page::html("<h1 id=\"app\">Traced</h1>"))]).await;
-    let service = ServiceProcess::start(
-        &app,
-        &database_url_of(&pool),
+    let callback_base = format!("http://{}", recorder.addr);
+    let (app, tenant, service) = service_process(
+        &pool,
         &[
             ("ALLOW_PRIVATE_SOURCE_URLS", "true"),
-            ("PUBLIC_BASE_URL", &format!("http://{}", recorder.addr)),
+            ("PUBLIC_BASE_URL", &callback_base),
         ],
-    );
+    )
+    .await;
     recorder.forward_to(&service.base_url);
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
 
