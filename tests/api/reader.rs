@@ -10,7 +10,8 @@ use sqlx::PgPool;
 
 use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::chromium::Browser;
-use crate::helpers::TestApp;
+use crate::helpers::manifest::Manifest;
+use crate::helpers::{Tenant, TestApp};
 
 /// A page whose every region is told apart by colour, laid out from its
 /// start edge: a shift sideways moves whole blocks.
@@ -99,6 +100,25 @@ async fn plain_viewport_screenshot(url: &str, width: i32, height: i32, scale: f6
         .unwrap()
 }
 
+/// Imports `url` at 800x600 and `scale`, waits for it, and returns its id.
+async fn completed_capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &str, scale: f64) -> String {
+    let body = json!({
+        "organizationId": tenant.organization_id,
+        "projectId": tenant.project_id,
+        "sourceUrl": url,
+        "viewport": {"width": 800, "height": 600, "deviceScaleFactor": scale},
+    });
+    let response = app.post_json("/page-imports", &tenant.token, &body).await;
+    assert_eq!(response.status(), 202);
+    let id = response.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let import = app.finished(tenant, &id, worker).await;
+    assert_eq!(import["status"], "completed", "{url}: {import}\n{}", worker.log_text());
+    id
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn the_first_viewport_is_the_page_as_chromium_shows_it_right_to_left_too_at_every_height(pool: PgPool) {
     let _browser = BROWSER.lock().await;
@@ -127,20 +147,7 @@ async fn the_first_viewport_is_the_page_as_chromium_shows_it_right_to_left_too_a
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
     for (i, (_, _, scale, what)) in cases.iter().enumerate() {
         let url = site.url(&format!("/{i}"));
-        let body = json!({
-            "organizationId": tenant.organization_id,
-            "projectId": tenant.project_id,
-            "sourceUrl": url,
-            "viewport": {"width": width, "height": height, "deviceScaleFactor": scale},
-        });
-        let response = app.post_json("/page-imports", &tenant.token, &body).await;
-        assert_eq!(response.status(), 202);
-        let id = response.json::<Value>().await.unwrap()["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let import = app.finished(&tenant, &id, &worker).await;
-        assert_eq!(import["status"], "completed", "{what}: {import}\n{}", worker.log_text());
+        let id = completed_capture(&app, &tenant, &worker, &url, *scale).await;
         let shot = app.object(&format!("page-imports/{id}/1/screenshot.png")).await;
         let reference = plain_viewport_screenshot(&url, width, height, *scale).await;
         let off = mismatch(&shot, &reference);
@@ -150,4 +157,53 @@ async fn the_first_viewport_is_the_page_as_chromium_shows_it_right_to_left_too_a
             off * 100.0
         );
     }
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_canvas_drawn_on_every_frame_is_read_at_the_screenshot_s_instant(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // A bar turning a little on every animation frame, forever; a timer
+    // turns it further every 50 ms too.
+    let site = Site::start(vec![(
+        "/",
+        Page::html(
+            r#"<!doctype html><html><body style="margin:0">
+            <canvas id="spinner" width="200" height="200" style="display:block"></canvas>
+            <script>
+            const ctx = document.getElementById('spinner').getContext('2d');
+            let turn = 0;
+            setInterval(() => { turn += 0.5; }, 50);
+            const draw = () => {
+                turn += 0.3;
+                ctx.fillStyle = 'white';
+                ctx.fillRect(0, 0, 200, 200);
+                ctx.save();
+                ctx.translate(100, 100);
+                ctx.rotate(turn);
+                ctx.fillStyle = 'rgb(20, 90, 200)';
+                ctx.fillRect(-70, -20, 140, 40);
+                ctx.restore();
+                requestAnimationFrame(draw);
+            };
+            requestAnimationFrame(draw);
+            </script></body></html>"#,
+        ),
+    )])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let id = completed_capture(&app, &tenant, &worker, &site.url("/"), 1.0).await;
+    let manifest = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    let canvas = manifest.element("spinner");
+    let asset = manifest.asset_with_key(&canvas["image"]);
+    let pixels = app.object(asset["key"].as_str().unwrap()).await;
+    let shot = app.object(&format!("page-imports/{id}/1/screenshot.png")).await;
+    // The canvas is the screenshot's top-left 200x200 at scale 1.
+    let off = mismatch(&shot, &pixels);
+    assert!(
+        off < 0.002,
+        "{:.1} % of the canvas asset differs from the screenshot at its box: read at another instant",
+        off * 100.0
+    );
 }

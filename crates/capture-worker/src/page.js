@@ -13,7 +13,11 @@
 // - while the worker scrolls back to the top (`muteScroll`), the page's
 //   scroll listeners do not hear it, so sections revealed on scroll stay
 //   revealed;
-// - once the page has stopped changing (`frozen`), its scroll and resize
+// - once the page has stopped changing (`frozen`), it stays at that one
+//   instant: its animation-frame and timer callbacks no longer run (the
+//   worker pauses its animations and media at the same time), so a canvas
+//   drawn on every frame shows in its asset what the screenshot shows; and
+//   its scroll and resize
 //   listeners and IntersectionObservers hear nothing more: the screenshot
 //   lays the page out in a viewport as tall as the page for a moment, and
 //   a page that reacted to that would differ between the screenshot and
@@ -60,19 +64,28 @@
   const raf = w.requestAnimationFrame;
   w.requestAnimationFrame = function (callback) {
     return raf.call(this, (t) => {
+      // Frozen: a render loop stops at the frame the screenshot shows.
+      if (state.frozen) return;
       touch();
       return callback(t);
     });
   };
+  // Frozen: a timer's callback (a carousel's next slide) no longer runs.
+  const held = (callback) =>
+    typeof callback === 'function'
+      ? function (...args) {
+          if (!state.frozen) return callback.apply(this, args);
+        }
+      : callback;
   const setTimeout_ = w.setTimeout;
-  w.setTimeout = function (...args) {
+  w.setTimeout = function (callback, ...rest) {
     state.lastTimer = performance.now();
-    return setTimeout_.apply(w, args);
+    return setTimeout_.call(w, held(callback), ...rest);
   };
   const setInterval_ = w.setInterval;
-  w.setInterval = function (...args) {
+  w.setInterval = function (callback, ...rest) {
     state.lastTimer = performance.now();
-    const id = setInterval_.apply(w, args);
+    const id = setInterval_.call(w, held(callback), ...rest);
     state.intervals.add(id);
     return id;
   };

@@ -557,9 +557,11 @@ impl Page {
     /// infinite ones, until the page has stopped changing for
     /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no requestAnimationFrame
     /// callback, no change of the document's size, the network idle) or
-    /// [`QUIET_TIMEOUT`] has passed; then freezes the page: its scroll and
-    /// resize listeners and IntersectionObservers hear nothing more (see
-    /// `page.js`). A probe the page breaks counts as "still changing".
+    /// [`QUIET_TIMEOUT`] has passed; then freezes the page at that instant:
+    /// its animation frames, timers, animations and media stop, and its
+    /// scroll and resize listeners and IntersectionObservers hear nothing
+    /// more (see `page.js`). A probe the page breaks counts as "still
+    /// changing".
     pub async fn quiet_and_freeze(&self) -> Result<(), Failure> {
         const PROBE: &str = r#"(() => {
             for (const a of document.getAnimations()) {
@@ -586,8 +588,19 @@ impl Page {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        self.probe("(s => { if (s) s.frozen = true; return true; })(window.__pageImportCapture)")
-            .await?;
+        // One instant from here on (SPEC §11): the page's frames and timers
+        // stop (`page.js`), and so do its animations and media, before the
+        // content height, the snapshot, the screenshot and the pixels of
+        // its canvases and videos are read.
+        self.probe(
+            r#"(s => {
+                if (s) s.frozen = true;
+                for (const m of document.querySelectorAll('video, audio')) { try { m.pause(); } catch (e) {} }
+                try { for (const a of document.getAnimations()) a.pause(); } catch (e) {}
+                return true;
+            })(window.__pageImportCapture)"#,
+        )
+        .await?;
         Ok(())
     }
 
