@@ -207,3 +207,40 @@ async fn a_canvas_drawn_on_every_frame_is_read_at_the_screenshot_s_instant(pool:
         off * 100.0
     );
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn motion_does_not_hold_the_capture_once_the_dom_is_still(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let still = r#"<!doctype html><html><body style="margin:0"><h1>Still</h1>
+        <canvas id="c" width="200" height="100"></canvas>
+        <div id="slides"><div class="slide on">One</div><div class="slide">Two</div></div></body></html>"#;
+    let moving = r#"<!doctype html><html><body style="margin:0"><h1>Moving</h1>
+        <canvas id="c" width="200" height="100"></canvas>
+        <div id="slides"><div class="slide on">One</div><div class="slide">Two</div></div>
+        <script>
+        // A render loop that never ends, and a carousel turning every 2.5 s.
+        const ctx = document.getElementById('c').getContext('2d');
+        const draw = (t) => { ctx.fillStyle = `hsl(${t % 360}, 70%, 50%)`; ctx.fillRect(0, 0, 200, 100); requestAnimationFrame(draw); };
+        requestAnimationFrame(draw);
+        setInterval(() => document.querySelectorAll('.slide').forEach(s => s.classList.toggle('on')), 2500);
+        </script></body></html>"#;
+    let site = Site::start(vec![("/still", Page::html(still)), ("/moving", Page::html(moving))]).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let mut quiet = Vec::new();
+    for path in ["/still", "/moving"] {
+        let id = completed_capture(&app, &tenant, &worker, &site.url(path), 1.0).await;
+        let m = app.object_json(&format!("page-imports/{id}/1/capture.json")).await;
+        let timings = &m["timings"];
+        quiet.push(timings["quietMs"].as_u64().unwrap() - timings["revealMs"].as_u64().unwrap());
+    }
+    let (still_ms, moving_ms) = (quiet[0], quiet[1]);
+    // The wait is bounded at 5 s: a page whose motion held it would reach
+    // the bound. It ended by its rule instead: the loop's first 600 ms of
+    // frames count as change, then half a second of stillness.
+    assert!(
+        moving_ms < 2_500,
+        "the quiet wait took {moving_ms} ms on the moving page ({still_ms} ms on the still one)"
+    );
+}

@@ -4,8 +4,10 @@
 //
 // - when the page last changed: a DOM mutation (in the document or in a
 //   shadow root attached later), or a requestAnimationFrame callback (how
-//   charts and canvases draw), so the worker can wait until the page has
-//   stopped changing;
+//   charts and canvases draw) in the first 600 ms of a run of frames, so
+//   the worker can wait until the page has stopped changing. Frames that
+//   run on beyond that are a render loop: motion, which must not hold the
+//   capture once the DOM and layout are still;
 // - once the worker's scroll pass has begun (`hold`), an element that an
 //   IntersectionObserver reported in view is never reported out of view
 //   again: a section hidden when it leaves the view stays as the reader who
@@ -31,6 +33,10 @@
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
 (() => {
+  // Frames closer together than this are one run of animation frames; a
+  // run longer than LOOP_AFTER_MS is a render loop.
+  const FRAME_GAP_MS = 100;
+  const LOOP_AFTER_MS = 600;
   const w = window;
   if (w.__pageImportCapture) return;
   const state = {
@@ -38,6 +44,8 @@
     muteScroll: false,
     frozen: false,
     lastChange: performance.now(),
+    lastFrame: 0,
+    framesSince: 0,
     size: '',
     raf: w.requestAnimationFrame.bind(w),
     setTimeout: w.setTimeout.bind(w),
@@ -66,7 +74,13 @@
     return raf.call(this, (t) => {
       // Frozen: a render loop stops at the frame the screenshot shows.
       if (state.frozen) return;
-      touch();
+      const now = performance.now();
+      if (now - state.lastFrame > FRAME_GAP_MS) state.framesSince = now;
+      state.lastFrame = now;
+      // An animation's first frames are change (a chart drawing itself);
+      // frames that have run without a pause for longer are a render loop,
+      // motion, which no longer holds the capture.
+      if (now - state.framesSince < LOOP_AFTER_MS) touch();
       return callback(t);
     });
   };

@@ -181,6 +181,11 @@ impl PageState {
             "Network.requestWillBeSent" => {
                 self.requested
                     .extend(p["request"]["url"].as_str().and_then(authority_of));
+                // Media streams as long as it plays (a looping background
+                // video): it is motion, not a load to wait for.
+                if p["type"] == "Media" {
+                    return;
+                }
                 let frame = (p["type"] == "Document").then(|| p["frameId"].as_str().unwrap_or_default().to_owned());
                 self.in_flight.insert(request_id(), frame);
                 self.last_activity = Some(Instant::now());
@@ -521,7 +526,7 @@ impl Page {
                     scrollTo({{ top: y, left: 0, behavior: 'instant' }});
                     if (!s) return 'heard';
                     await new Promise(done => {{ s.setTimeout(done, {pause}); s.raf(() => s.raf(done)); }});
-                    const heard = s.lastChange > t || s.lastTimer > t || s.intervals.size > 0 || window.frames.length > 0;
+                    const heard = s.lastChange > t || s.lastFrame > t || s.lastTimer > t || s.intervals.size > 0 || window.frames.length > 0;
                     return heard ? 'heard' : 'unheard';
                 }})()",
                 next = steps + 1,
@@ -555,8 +560,10 @@ impl Page {
 
     /// Runs finite CSS animations and transitions to their end and pauses
     /// infinite ones, until the page has stopped changing for
-    /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no requestAnimationFrame
-    /// callback, no change of the document's size, the network idle) or
+    /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no change of the document's
+    /// size, the network idle, no animation frame in a run's first 600 ms;
+    /// a render loop's later frames and a playing video's stream are
+    /// motion, which does not hold it) or
     /// [`QUIET_TIMEOUT`] has passed; then freezes the page at that instant:
     /// its animation frames, timers, animations and media stop, and its
     /// scroll and resize listeners and IntersectionObservers hear nothing
@@ -1392,6 +1399,29 @@ mod tests {
         assert!(is_subset(&['a', 'c'], &['a', 'b', 'c']));
         assert!(!is_subset(&['a', 'd'], &['a', 'b', 'c']));
         assert!(is_subset(&[], &['a']));
+    }
+
+    #[test]
+    fn media_that_streams_is_not_a_request_to_wait_for() {
+        let mut state = PageState::default();
+        state.apply(
+            "main",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "v", "type": "Media", "request": {"url": "http://a.test/loop.webm"}}),
+            ),
+        );
+        assert!(state.network_idle(Duration::ZERO), "a playing video holds nothing");
+        state.apply(
+            "main",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "i", "type": "Image", "request": {"url": "http://a.test/a.png"}}),
+            ),
+        );
+        assert!(!state.network_idle(Duration::ZERO), "an image still does");
     }
 
     #[test]
