@@ -1,6 +1,6 @@
 //! The capture as a reader sees it (SPEC §10 Capture, §11): the screenshot
 //! is the page as Chromium shows it, left-to-right and right-to-left, at
-//! every height.
+//! every height; the page at one instant, back at its top.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use sqlx::PgPool;
 
 use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::chromium::Browser;
-use crate::helpers::manifest::Manifest;
+use crate::helpers::manifest::{attribute, Manifest};
 use crate::helpers::{Tenant, TestApp};
 
 /// A page whose every region is told apart by colour, laid out from its
@@ -50,16 +50,22 @@ fn rgba(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
 /// The share of `reference`'s pixels that the top-left of `shot` shows
 /// otherwise (any channel off by more than anti-aliasing's few levels).
 fn mismatch(shot: &[u8], reference: &[u8]) -> f64 {
+    mismatch_at(shot, reference, (0, 0))
+}
+
+/// The share of `reference`'s pixels that `shot` shows otherwise in the
+/// box of `reference`'s size at `(left, top)`.
+fn mismatch_at(shot: &[u8], reference: &[u8], (left, top): (u32, u32)) -> f64 {
     let (sw, sh, s) = rgba(shot);
     let (rw, rh, r) = rgba(reference);
     assert!(
-        sw >= rw && sh >= rh,
-        "the screenshot {sw}x{sh} holds the viewport {rw}x{rh}"
+        sw >= left + rw && sh >= top + rh,
+        "the screenshot {sw}x{sh} holds {rw}x{rh} at ({left}, {top})"
     );
     let mut off = 0u64;
     for y in 0..rh {
         for x in 0..rw {
-            let a = ((y * sw + x) * 4) as usize;
+            let a = (((top + y) * sw + left + x) * 4) as usize;
             let b = ((y * rw + x) * 4) as usize;
             if (0..3).any(|c| s[a + c].abs_diff(r[b + c]) > 24) {
                 off += 1;
@@ -159,16 +165,66 @@ async fn the_first_viewport_is_the_page_as_chromium_shows_it_right_to_left_too_a
     }
 }
 
+/// A WebM of a bar turning a little on every frame (`seconds` long, 200x200),
+/// recorded by Chromium's own MediaRecorder from a canvas (no encoder
+/// needed on the machine).
+async fn turning_bar_webm(seconds: f64) -> Vec<u8> {
+    let mut browser = Browser::open("about:blank").await;
+    let data = browser
+        .eval(&format!(
+            r#"new Promise((done, fail) => {{
+                const c = document.createElement('canvas');
+                c.width = 200; c.height = 200;
+                const ctx = c.getContext('2d');
+                const recorder = new MediaRecorder(c.captureStream(30), {{ mimeType: 'video/webm;codecs=vp8' }});
+                const chunks = [];
+                recorder.ondataavailable = e => chunks.push(e.data);
+                recorder.onerror = fail;
+                recorder.onstop = () => {{
+                    const reader = new FileReader();
+                    reader.onload = () => done(reader.result.split(',')[1]);
+                    reader.readAsDataURL(new Blob(chunks, {{ type: 'video/webm' }}));
+                }};
+                let turn = 0;
+                const draw = () => {{
+                    turn += 0.2;
+                    ctx.fillStyle = 'white';
+                    ctx.fillRect(0, 0, 200, 200);
+                    ctx.save(); ctx.translate(100, 100); ctx.rotate(turn);
+                    ctx.fillStyle = 'rgb(200, 40, 40)';
+                    ctx.fillRect(-80, -25, 160, 50);
+                    ctx.restore();
+                }};
+                draw();
+                recorder.start();
+                const timer = setInterval(draw, 33);
+                setTimeout(() => {{ clearInterval(timer); recorder.stop(); }}, {ms});
+            }})"#,
+            ms = (seconds * 1000.0) as u64
+        ))
+        .await;
+    base64::engine::general_purpose::STANDARD
+        .decode(data.as_str().expect("a recording"))
+        .unwrap()
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-async fn a_canvas_drawn_on_every_frame_is_read_at_the_screenshot_s_instant(pool: PgPool) {
+async fn every_canvas_and_video_is_read_at_the_screenshot_s_instant(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    // A bar turning a little on every animation frame, forever; a timer
-    // turns it further every 50 ms too.
-    let site = Site::start(vec![(
-        "/",
-        Page::html(
-            r#"<!doctype html><html><body style="margin:0">
+    // Side by side, 200x200 each: a 2-D canvas with a bar turning a little
+    // on every animation frame forever (a timer turns it further every
+    // 50 ms too); a WebGL canvas doing the same, three.js's way (a render
+    // loop, no preserveDrawingBuffer); an autoplaying muted looping video
+    // of a turning bar.
+    let video = turning_bar_webm(2.0).await;
+    let site = Site::start(vec![
+        (
+            "/",
+            Page::html(
+                r#"<!doctype html><html><body style="margin:0; display:flex; align-items:flex-start">
             <canvas id="spinner" width="200" height="200" style="display:block"></canvas>
+            <canvas id="gl" width="200" height="200" style="display:block"></canvas>
+            <video id="clip" src="/clip.webm" width="200" height="200" autoplay muted loop playsinline style="display:block"></video>
             <script>
             const ctx = document.getElementById('spinner').getContext('2d');
             let turn = 0;
@@ -186,26 +242,60 @@ async fn a_canvas_drawn_on_every_frame_is_read_at_the_screenshot_s_instant(pool:
                 requestAnimationFrame(draw);
             };
             requestAnimationFrame(draw);
+
+            const gl = document.getElementById('gl').getContext('webgl');
+            const shader = (type, source) => {
+                const s = gl.createShader(type);
+                gl.shaderSource(s, source);
+                gl.compileShader(s);
+                return s;
+            };
+            const program = gl.createProgram();
+            gl.attachShader(program, shader(gl.VERTEX_SHADER,
+                'attribute vec2 p; uniform float t; void main() { float c = cos(t), s = sin(t); gl_Position = vec4(c * p.x - s * p.y, s * p.x + c * p.y, 0.0, 1.0); }'));
+            gl.attachShader(program, shader(gl.FRAGMENT_SHADER,
+                'precision mediump float; void main() { gl_FragColor = vec4(0.1, 0.6, 0.2, 1.0); }'));
+            gl.linkProgram(program);
+            gl.useProgram(program);
+            gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
+            gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-0.7, -0.2, 0.7, -0.2, 0.7, 0.2, -0.7, -0.2, 0.7, 0.2, -0.7, 0.2]), gl.STATIC_DRAW);
+            const p = gl.getAttribLocation(program, 'p');
+            gl.enableVertexAttribArray(p);
+            gl.vertexAttribPointer(p, 2, gl.FLOAT, false, 0, 0);
+            const t = gl.getUniformLocation(program, 't');
+            let angle = 0;
+            const render = () => {
+                angle += 0.3;
+                gl.clearColor(1, 1, 1, 1);
+                gl.clear(gl.COLOR_BUFFER_BIT);
+                gl.uniform1f(t, angle);
+                gl.drawArrays(gl.TRIANGLES, 0, 6);
+                requestAnimationFrame(render);
+            };
+            requestAnimationFrame(render);
             </script></body></html>"#,
+            ),
         ),
-    )])
+        ("/clip.webm", Page::of("video/webm", video)),
+    ])
     .await;
     let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
     let id = completed_capture(&app, &tenant, &worker, &site.url("/"), 1.0).await;
     let manifest = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
-    let canvas = manifest.element("spinner");
-    let asset = manifest.asset_with_key(&canvas["image"]);
-    let pixels = app.object(asset["key"].as_str().unwrap()).await;
     let shot = app.object(&format!("page-imports/{id}/1/screenshot.png")).await;
-    // The canvas is the screenshot's top-left 200x200 at scale 1.
-    let off = mismatch(&shot, &pixels);
-    assert!(
-        off < 0.002,
-        "{:.1} % of the canvas asset differs from the screenshot at its box: read at another instant",
-        off * 100.0
-    );
+    for (element, left) in [("spinner", 0), ("gl", 200), ("clip", 400)] {
+        let node = manifest.element(element);
+        let asset = manifest.asset_with_key(&node["image"]);
+        let pixels = app.object(asset["key"].as_str().unwrap()).await;
+        let off = mismatch_at(&shot, &pixels, (left, 0));
+        assert!(
+            off < 0.002,
+            "{element}: {:.1} % of its asset differs from the screenshot at its box: read at another instant",
+            off * 100.0
+        );
+    }
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -243,4 +333,105 @@ async fn motion_does_not_hold_the_capture_once_the_dom_is_still(pool: PgPool) {
         moving_ms < 2_500,
         "the quiet wait took {moving_ms} ms on the moving page ({still_ms} ms on the still one)"
     );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_was_revealed_stays(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // A header that is compact below the top and hides while the page
+    // scrolls down (headroom.js's way: on the next animation frame); a
+    // back-to-top button shown below 400 px; a section revealed by an
+    // IntersectionObserver; one a debounced scroll listener shows once in
+    // view and hides again while below the view (AOS's way, `once: false`).
+    let site = Site::start(vec![(
+        "/",
+        Page::html(
+            r#"<!doctype html><html><head><style>
+            body { margin: 0; }
+            #header { position: fixed; top: 0; left: 0; right: 0; height: 56px; background: rgb(20, 60, 160); }
+            #header.unpinned { transform: translateY(-100%); }
+            #hero { height: 100vh; }
+            #page { position: relative; height: 5000px; }
+            section { position: absolute; left: 0; width: 400px; height: 200px; opacity: 0; }
+            #lazy { top: 1800px; }
+            #lazy.revealed { opacity: 1; }
+            #aos { top: 3200px; }
+            #aos.aos-animate { opacity: 1; }
+            #back { position: fixed; right: 16px; bottom: 16px; }
+            </style></head><body>
+            <header id="header" class="top pinned"></header>
+            <div id="page"><div id="hero"></div>
+            <section id="lazy"></section>
+            <section id="aos"></section></div>
+            <button id="back" hidden>Back to top</button>
+            <script>
+            const header = document.getElementById('header');
+            let last = scrollY, ticking = false;
+            addEventListener('scroll', () => {
+                if (ticking) return;
+                ticking = true;
+                requestAnimationFrame(() => {
+                    ticking = false;
+                    const y = scrollY;
+                    header.classList.toggle('top', y <= 0);
+                    header.classList.toggle('not-top', y > 0);
+                    const down = y > last;
+                    header.classList.toggle('unpinned', down);
+                    header.classList.toggle('pinned', !down);
+                    last = y;
+                });
+            });
+            const back = document.getElementById('back');
+            addEventListener('scroll', () => { back.hidden = scrollY < 400; });
+            const lazy = document.getElementById('lazy');
+            new IntersectionObserver((entries, observer) => {
+                if (entries.some(e => e.isIntersecting)) {
+                    lazy.classList.add('revealed');
+                    observer.disconnect();
+                }
+            }).observe(lazy);
+            const aos = document.getElementById('aos');
+            let debounce;
+            addEventListener('scroll', () => {
+                clearTimeout(debounce);
+                debounce = setTimeout(() => {
+                    const r = aos.getBoundingClientRect();
+                    aos.classList.toggle('aos-animate', r.top < innerHeight);
+                }, 50);
+            });
+            </script></body></html>"#,
+        ),
+    )])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let id = completed_capture(&app, &tenant, &worker, &site.url("/"), 1.0).await;
+    let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    let classes = |id: &str| -> Vec<String> {
+        attribute(m.element(id), "class")
+            .unwrap_or("")
+            .split(' ')
+            .map(str::to_owned)
+            .collect()
+    };
+
+    let header = classes("header");
+    assert!(
+        header.contains(&"top".into()) && header.contains(&"pinned".into()),
+        "the header is in its at-top state: {header:?}"
+    );
+    assert_eq!(m.element("header")["box"][1], 0.0, "and shown: {}", m.element("header"));
+    assert!(
+        attribute(m.element("back"), "hidden").is_some(),
+        "the back-to-top button is hidden at the top: {}",
+        m.element("back")
+    );
+    assert!(classes("lazy").contains(&"revealed".into()), "{:?}", classes("lazy"));
+    assert!(
+        classes("aos").contains(&"aos-animate".into()),
+        "the section shown on the way down stays shown: {:?}",
+        classes("aos")
+    );
+    assert_eq!(m.style(m.element("aos"), "opacity"), "1");
 }

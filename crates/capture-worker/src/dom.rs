@@ -774,7 +774,9 @@ impl<'a> Snapshot<'a> {
                 .map(|pairs| {
                     pairs
                         .chunks(2)
-                        .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?)?]))
+                        // Chromium indexes an empty value (`hidden`,
+                        // `disabled`, `open`) as -1, no string.
+                        .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?).unwrap_or("")]))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -1001,7 +1003,7 @@ mod tests {
         // strings: 0 "#document", 1 "HTML", 2 "BODY", 3 "#text", 4 "hi",
         // 5 "block", 6 "red", 7 "class", 8 "x", 9 "IFRAME", 10 "inline"
         let snapshot = json!({
-            "strings": ["#document", "HTML", "BODY", "#text", "hi", "block", "red", "class", "x", "IFRAME", "inline"],
+            "strings": ["#document", "HTML", "BODY", "#text", "hi", "block", "red", "class", "x", "IFRAME", "inline", "hidden"],
             "documents": [
                 {
                     "nodes": {
@@ -1009,7 +1011,8 @@ mod tests {
                         "nodeType": [9, 1, 1, 3, 1],
                         "nodeName": [0, 1, 2, 3, 9],
                         "nodeValue": [-1, -1, -1, 4, -1],
-                        "attributes": [[], [], [7, 8], [], []],
+                        // An empty value (`hidden`) is -1.
+                        "attributes": [[], [], [7, 8, 11, -1], [], []],
                         "contentDocumentIndex": {"index": [4], "value": [1]}
                     },
                     "layout": {
@@ -1035,7 +1038,7 @@ mod tests {
         assert_eq!(dom.styles, vec![vec!["block", "red"], vec!["inline", "red"]]);
         let body = &dom.nodes[2];
         assert_eq!((body.parent, body.name), (Some(1), "BODY"));
-        assert_eq!(body.attributes, vec![["class", "x"]]);
+        assert_eq!(body.attributes, vec![["class", "x"], ["hidden", ""]]);
         assert_eq!(body.style, Some(0));
         let text = &dom.nodes[3];
         assert_eq!(text.value, Some("hi"));

@@ -1,6 +1,6 @@
 // Runs in the page's main world before any of its own scripts (SPEC §11
 // "Before the snapshot"), in every document of the page's process. It only
-// watches, until the worker asks (`hold`, `muteScroll`, `frozen`):
+// watches, until the worker asks (`hold`, `backToTop`, `frozen`):
 //
 // - when the page last changed: a DOM mutation (in the document or in a
 //   shadow root attached later), or a requestAnimationFrame callback (how
@@ -12,9 +12,13 @@
 //   IntersectionObserver reported in view is never reported out of view
 //   again: a section hidden when it leaves the view stays as the reader who
 //   scrolled to it saw it;
-// - while the worker scrolls back to the top (`muteScroll`), the page's
-//   scroll listeners do not hear it, so sections revealed on scroll stay
-//   revealed;
+// - the worker's way back to the top (`backToTop`, then `keepRevealed`):
+//   the page hears it as a reader's scroll, so what reacts to scrolling (a
+//   header that hides or shrinks, a back-to-top button, a progress bar)
+//   ends in its at-top state; an element whose attributes the page changed
+//   on the way and that lies wholly below the first viewport gets back the
+//   ones it had when the reader scrolled past it, so a section revealed on
+//   scroll and hidden again once out of view stays revealed;
 // - once the page has stopped changing (`frozen`), it stays at that one
 //   instant: its animation-frame and timer callbacks no longer run (the
 //   worker pauses its animations and media at the same time), so a canvas
@@ -26,9 +30,10 @@
 //   the snapshot taken after it. (CSS that depends on the viewport, `vh`
 //   units and media queries, and ResizeObserver and matchMedia listeners
 //   still see it.)
-// - when the page last set a timer (`setTimeout`, `setInterval`) and which
-//   intervals run, so the worker's scroll pass can tell whether the page's
-//   scripts may still be reacting to a step (a debounced scroll handler).
+// - when the page last set a timer (`setTimeout`, `setInterval`), when
+//   the last short timeout it set is due, and which intervals run, so the
+//   worker's scroll pass can tell whether the page's scripts may still be
+//   reacting to a step (a debounced scroll handler).
 //
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
@@ -37,11 +42,14 @@
   // run longer than LOOP_AFTER_MS is a render loop.
   const FRAME_GAP_MS = 100;
   const LOOP_AFTER_MS = 600;
+  // A timeout longer than this is not a reaction to a scroll being waited
+  // for (a debounce is shorter).
+  const SHORT_TIMEOUT_MS = 1000;
   const w = window;
   if (w.__pageImportCapture) return;
   const state = {
     hold: false,
-    muteScroll: false,
+    back: null,
     frozen: false,
     lastChange: performance.now(),
     lastFrame: 0,
@@ -50,6 +58,7 @@
     raf: w.requestAnimationFrame.bind(w),
     setTimeout: w.setTimeout.bind(w),
     lastTimer: 0,
+    timerDue: 0,
     intervals: new Set(),
     seen: new WeakSet(),
   };
@@ -57,7 +66,8 @@
   const touch = () => {
     state.lastChange = performance.now();
   };
-  const mutations = new MutationObserver(touch);
+  const MO = w.MutationObserver;
+  const mutations = new MO(touch);
   const watchTree = (root) =>
     mutations.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   watchTree(document);
@@ -92,9 +102,12 @@
         }
       : callback;
   const setTimeout_ = w.setTimeout;
-  w.setTimeout = function (callback, ...rest) {
-    state.lastTimer = performance.now();
-    return setTimeout_.call(w, held(callback), ...rest);
+  w.setTimeout = function (callback, delay, ...rest) {
+    const now = performance.now();
+    state.lastTimer = now;
+    const ms = Number(delay) || 0;
+    if (ms <= SHORT_TIMEOUT_MS) state.timerDue = Math.max(state.timerDue, now + ms);
+    return setTimeout_.call(w, held(callback), delay, ...rest);
   };
   const setInterval_ = w.setInterval;
   w.setInterval = function (callback, ...rest) {
@@ -129,10 +142,60 @@
   w.addEventListener(
     'scroll',
     (e) => {
-      if (state.muteScroll || state.frozen) e.stopImmediatePropagation();
+      if (state.frozen) e.stopImmediatePropagation();
     },
     true,
   );
+  // Back to the top as a reader scrolls back, the attribute changes the
+  // page makes on the way recorded with their old values.
+  state.backToTop = () => {
+    const changed = new Map();
+    const record = (records) => {
+      for (const r of records) {
+        let old = changed.get(r.target);
+        if (!old) changed.set(r.target, (old = new Map()));
+        if (!old.has(r.attributeName)) old.set(r.attributeName, r.oldValue);
+      }
+    };
+    const observer = new MO(record);
+    observer.observe(document, { subtree: true, attributes: true, attributeOldValue: true });
+    state.back = { changed, record, observer };
+    w.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+  };
+  // Once the page has reacted: an element wholly below the first viewport,
+  // where it lies with the attributes it had on the way down, gets those
+  // back; everything else keeps its at-top state. Returns how many kept
+  // what the reader saw.
+  state.keepRevealed = () => {
+    const back = state.back;
+    if (!back) return 0;
+    state.back = null;
+    back.record(back.observer.takeRecords());
+    back.observer.disconnect();
+    const set = (el, attributes) => {
+      for (const [name, value] of attributes) {
+        try {
+          if (value === null) el.removeAttribute(name);
+          else el.setAttribute(name, value);
+        } catch (e) {}
+      }
+    };
+    const changes = [];
+    for (const [el, old] of back.changed) {
+      if (!el.isConnected) continue;
+      const atTop = new Map([...old.keys()].map((name) => [name, el.getAttribute(name)]));
+      changes.push([el, old, atTop]);
+      set(el, old);
+    }
+    // One layout for every element, measured as the reader saw it.
+    const below = changes.map(([el]) => el.getBoundingClientRect().top >= w.innerHeight);
+    let kept = 0;
+    changes.forEach(([el, , atTop], i) => {
+      if (below[i]) kept += 1;
+      else set(el, atTop);
+    });
+    return kept;
+  };
   w.addEventListener(
     'resize',
     (e) => {

@@ -38,6 +38,8 @@ const POLL: Duration = Duration::from_millis(50);
 /// The scroll pass (SPEC §11): at most this long, this long at each step.
 pub const REVEAL_BUDGET: Duration = Duration::from_secs(3);
 const REVEAL_PAUSE: Duration = Duration::from_millis(100);
+/// How long the page may react to the scroll back to the top.
+const TOP_BUDGET: Duration = Duration::from_millis(1000);
 /// The page has stopped changing: no mutation, drawing or layout change
 /// for this long, waited for at most `QUIET_TIMEOUT`.
 pub const PAGE_STILL_PERIOD: Duration = Duration::from_millis(500);
@@ -496,8 +498,9 @@ impl Page {
 
     /// The scroll pass (SPEC §11): the page scrolled from top to bottom in
     /// viewport steps, up to `max_height` CSS px and [`REVEAL_BUDGET`];
-    /// then back to the top without the page's scroll listeners hearing it
-    /// (see `page.js`), and the network waited for again (bounded). The
+    /// then back to the top as a reader scrolls back
+    /// ([`Page::back_to_top`]), and the network waited for again
+    /// (bounded). The
     /// worker drives each step and does its own waiting: a page that breaks
     /// its own `scrollTo` or timers only shortens the pass, which improves
     /// a capture and never fails it.
@@ -544,17 +547,41 @@ impl Page {
             }
         }
         if steps > 0 {
-            // `instant`: a page's `scroll-behavior: smooth` would still be
-            // moving when the listeners are heard again.
-            self.probe(
-                "(s => { if (s) s.muteScroll = true; scrollTo({ top: 0, left: 0, behavior: 'instant' }); return true; })(window.__pageImportCapture)",
-            )
-            .await?;
-            tokio::time::sleep(REVEAL_PAUSE).await;
-            self.probe("(s => { if (s) s.muteScroll = false; return true; })(window.__pageImportCapture)")
-                .await?;
+            self.back_to_top().await?;
             self.network_quiet(Instant::now() + SETTLE_TIMEOUT).await;
         }
+        Ok(())
+    }
+
+    /// Back to the top as a reader scrolls back (SPEC §11): the page hears
+    /// it, and gets two animation frames and until the timeouts it set in
+    /// reaction are due and its DOM has been still for [`REVEAL_PAUSE`],
+    /// within [`TOP_BUDGET`]. What reacts to scrolling ends in its at-top
+    /// state; an element wholly below the first viewport whose attributes
+    /// the page changed on the way gets back the ones the reader saw (see
+    /// `page.js`). `instant`: a page's `scroll-behavior: smooth` would
+    /// still be moving when the page is read.
+    async fn back_to_top(&self) -> Result<(), Failure> {
+        let back = format!(
+            "(async () => {{
+                const s = window.__pageImportCapture;
+                if (!s) {{ scrollTo({{ top: 0, left: 0, behavior: 'instant' }}); return 0; }}
+                const t = performance.now();
+                s.backToTop();
+                await new Promise(done => {{ s.setTimeout(done, {budget}); s.raf(() => s.raf(done)); }});
+                while (performance.now() - t < {budget}) {{
+                    const now = performance.now();
+                    if (now >= s.timerDue && now - s.lastChange >= {pause}) break;
+                    await new Promise(done => s.setTimeout(done, {poll}));
+                }}
+                return s.keepRevealed();
+            }})()",
+            budget = TOP_BUDGET.as_millis(),
+            pause = REVEAL_PAUSE.as_millis(),
+            poll = POLL.as_millis(),
+        );
+        let kept = self.probe_awaiting(&back).await?;
+        tracing::debug!(kept = ?kept, "back at the top");
         Ok(())
     }
 
