@@ -2,6 +2,7 @@
 //! captures (SPEC §10). Pages are served on port 80 of a loopback address of
 //! their own, because source URLs may only use ports 80 and 443.
 
+use futures::StreamExt as _;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -28,6 +29,9 @@ pub struct Page {
     pub body: Vec<u8>,
     pub delay: Duration,
     pub location: Option<String>,
+    /// How long the connection stays open after the whole body was sent
+    /// (a stream the browser cannot tell has ended).
+    pub open_after: Duration,
 }
 
 impl Page {
@@ -42,6 +46,7 @@ impl Page {
             body,
             delay: Duration::ZERO,
             location: None,
+            open_after: Duration::ZERO,
         }
     }
 
@@ -55,6 +60,12 @@ impl Page {
         self
     }
 
+    /// Sent at once and chunked, then the connection held open for `open_after`.
+    pub fn held_open(mut self, open_after: Duration) -> Self {
+        self.open_after = open_after;
+        self
+    }
+
     pub fn redirect(to: &str) -> Self {
         Self {
             status: 302,
@@ -62,6 +73,7 @@ impl Page {
             body: Vec::new(),
             delay: Duration::ZERO,
             location: Some(to.to_owned()),
+            open_after: Duration::ZERO,
         }
     }
 }
@@ -113,7 +125,17 @@ impl Site {
                 if let Some(location) = page.location {
                     response = response.header(header::LOCATION, location);
                 }
-                response.body(Body::from(page.body)).unwrap()
+                if page.open_after.is_zero() {
+                    return response.body(Body::from(page.body)).unwrap();
+                }
+                let open_after = page.open_after;
+                let body = futures::stream::iter([Ok::<_, std::io::Error>(axum::body::Bytes::from(page.body))]).chain(
+                    futures::stream::once(async move {
+                        tokio::time::sleep(open_after).await;
+                        Ok(axum::body::Bytes::new())
+                    }),
+                );
+                response.body(Body::from_stream(body)).unwrap()
             }
         });
         let server = tokio::spawn(async move {
