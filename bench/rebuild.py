@@ -54,6 +54,7 @@ except ImportError as e:  # pragma: no cover
                      "bench/run --only R installs them")
 
 from callbacks import Callbacks  # noqa: E402
+from oneshot import oneshot  # noqa: E402
 from chrome import Chrome  # noqa: E402
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -290,6 +291,9 @@ def main():
     parser.add_argument("--height", type=int, default=900)
     parser.add_argument("--scale", type=float, default=2)
     parser.add_argument("--reuse", action="store_true", help="rebuild the captures already under --out")
+    parser.add_argument("--runs", type=int, default=1, help="captures per page; capture ms is their median")
+    parser.add_argument("--oneshot", type=int, default=0, metavar="N",
+                        help="also time `chromium --headless --screenshot` of each page N times (median)")
     args = parser.parse_args()
 
     label = args.label or os.path.basename(args.worker)
@@ -323,14 +327,21 @@ def main():
                     url = sites[0].origin + p.path.replace("{other}", urllib.parse.quote(sites[1].origin, safe=""))
                     out_dir = os.path.join(run_dir, p.name)
                     try:
-                        manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir)
+                        times = []
+                        for _ in range(args.runs):
+                            manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir)
+                            times.append(seconds)
                     except Exception as e:  # one page failing does not end the run
                         log(f"{p.name}: {e}")
                         continue
+                    seconds = sorted(times)[len(times) // 2]
+                    shots = sorted(oneshot(url, args.width, args.height, args.scale) for _ in range(args.oneshot))
                     with open(os.path.join(out_dir, "meta.json"), "w") as f:
-                        json.dump({"seconds": seconds, "bytes": len(raw)}, f)
-                    log(f"{p.name}: captured in {seconds:.1f} s, {len(manifest['dom']['nodes'])} nodes, "
-                        f"{len(raw):,} manifest bytes, timings {manifest.get('timings')}")
+                        json.dump({"seconds": seconds, "runs": times, "bytes": len(raw),
+                                   "oneshot": shots[len(shots) // 2] if shots else None, "oneshots": shots}, f)
+                    log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, one-shot "
+                        f"{[round(t, 2) for t in shots]} s, {len(manifest['dom']['nodes'])} nodes, "
+                        f"{len(raw):,} manifest bytes, timings of the last {manifest.get('timings')}")
                     captures.append(p)
             finally:
                 worker.stop()
@@ -357,11 +368,18 @@ def main():
     print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}; tolerance: max channel difference "
           f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong (the ink, "
           "in CSS px²), the share the full rebuild gets right. SSIM on grey levels at one pixel per CSS px.\n")
-    print("| page | manifest | nodes | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes | capture ms |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"capture ms: message sent → callback received, median of {args.runs}; one-shot ms: "
+          "`chromium --headless --screenshot` of the page at the same window and scale, sandboxed as the worker "
+          "runs it, cold by nature (`--oneshot N`, median).\n")
+    print("| page | manifest | nodes | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes | capture ms "
+          "| one-shot ms | capture / one-shot |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        shot = r.get("oneshot_ms")
+        ratio = f"{r['capture_ms'] / shot:.2f}×" if shot else "–"
         print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {100 * r['ink_share']:.1f} % "
-              f"| {r['ink_css_px']:,} | {r['ssim']:.3f} | {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} |")
+              f"| {r['ink_css_px']:,} | {r['ssim']:.3f} | {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} "
+              f"| {f'{shot:,}' if shot else '–'} | {ratio} |")
     if rows:
         worst = min(rows, key=lambda r: r["ink_share"])
         path = os.path.join(args.out, f"worst-{label}.png")
@@ -402,6 +420,7 @@ def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
     timings = manifest.get("timings") or {}
     row = {"page": p.name, "version": manifest.get("manifestVersion", 1), "nodes": len(manifest["dom"]["nodes"]),
            "bytes": len(raw), "capture_ms": int(round(meta["seconds"] * 1000)), "timings": timings,
+           "oneshot_ms": int(round(meta["oneshot"] * 1000)) if meta.get("oneshot") else None,
            "side_by_side": sbs, "ink_css_px": int(round(result["ink_px"] / scale ** 2)), **result}
     log(f"{p.name}: ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
         f"(bg-only {row['ssim_bg']:.3f})")

@@ -49,6 +49,7 @@ import uuid
 import boto3
 
 from callbacks import Callbacks
+from oneshot import oneshot
 
 ENDPOINT = os.environ["AWS_ENDPOINT_URL"]
 BUCKET = os.environ["ARTIFACT_BUCKET"]
@@ -258,30 +259,9 @@ def capture(sqs, queue_url, callbacks, url):
 
 
 def floor(url, sandboxed):
-    """`chromium --headless --screenshot` of `url`. Sandboxed: as `nobody`
-    (Chromium cannot sandbox as root) with its own directory, the way the
-    worker runs it; else as before, `--no-sandbox` as whoever runs this."""
-    with tempfile.TemporaryDirectory() as home:
-        profile, out = f"{home}/profile", f"{home}/out"
-        os.makedirs(profile)
-        os.makedirs(out)
-        command = [CHROMIUM, "--headless", "--disable-gpu", "--disable-dev-shm-usage",
-                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                   "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
-                   f"--window-size={WIDTH},{HEIGHT}", f"--force-device-scale-factor={SCALE}",
-                   f"--screenshot={out}/floor.png", url]
-        env = None
-        if sandboxed:
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home}
-            if os.geteuid() == 0:
-                for d in (home, profile, out):
-                    os.chown(d, 65534, 65534)
-                command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
-        else:
-            command.insert(2, "--no-sandbox")
-        started = time.monotonic()
-        subprocess.run(command, check=True, capture_output=True, timeout=120, env=env)
-        return time.monotonic() - started
+    """`chromium --headless --screenshot` of `url` at bench W's window (see
+    `oneshot.py`)."""
+    return oneshot(url, WIDTH, HEIGHT, SCALE, sandboxed)
 
 
 def cdp_floor(binary, urls, allow, runs, fast):

@@ -37,7 +37,8 @@ SMOKE = ("generated", "canvas")
 
 # Exact versions, so that before and after capture the same pages.
 NPM_PACKAGES = ["@fortawesome/fontawesome-free@6.7.2", "chart.js@4.6.1", "mermaid@11.17.2", "swagger-ui-dist@5.35.0",
-                "bootstrap@5.3.9", "@shoelace-style/shoelace@2.20.1", "aos@2.3.4"]
+                "bootstrap@5.3.9", "@shoelace-style/shoelace@2.20.1", "aos@2.3.4",
+                "three@0.187.0", "swiper@14.4.0", "headroom.js@0.12.0", "video.js@8.24.1"]
 
 REAL = [
     Page("fontawesome", "/real/fontawesome.html", "npm"),
@@ -49,7 +50,16 @@ REAL = [
     Page("aos", "/real/aos.html", "npm"),
     Page("rustdoc", "/rustdoc/itoa/struct.Buffer.html", "rustdoc"),
     Page("sphinx", "/sphinx/index.html", "sphinx"),
+    # Issue 34: a page as a reader sees it.
+    Page("rtl", "/real/rtl.html", "npm"),                 # Bootstrap's RTL build, Arabic, shorter than the viewport
+    Page("headroom", "/real/headroom.html", "npm"),       # header that hides on scroll, back-to-top, sticky TOC
+    Page("three", "/real/three.html", "npm"),             # three.js render loop that never stops
+    Page("swiper", "/real/swiper.html", "npm"),           # Swiper carousel, autoplay every 2.5 s
+    Page("videojs", "/real/videojs.html", "npm+video"),   # video.js, muted looping background video
 ]
+# The moving pages and the right-to-left one: the capture-speed comparison
+# with Chromium's one-shot (`--pages reader`).
+READER = ("rtl", "headroom", "three", "swiper", "videojs")
 
 
 def cache_dir(root):
@@ -63,6 +73,7 @@ def mounts(root):
         ("/npm", os.path.join(cache, "npm", "node_modules")),
         ("/rustdoc", os.path.join(cache, "rustdoc", "doc")),
         ("/sphinx", os.path.join(cache, "sphinx", "html")),
+        ("/video", os.path.join(cache, "video")),
         ("/openapi.json", os.path.join(root, "openapi.json")),
         ("/sysfonts", "/usr/share/fonts"),
     ]
@@ -81,7 +92,8 @@ def run(command, log, **kw):
 def ensure_npm(root, log):
     folder = os.path.join(cache_dir(root), "npm")
     stamp = os.path.join(folder, "installed")
-    if os.path.isfile(stamp):
+    wanted = "\n".join(NPM_PACKAGES)
+    if os.path.isfile(stamp) and open(stamp).read() == wanted:
         return True
     if not shutil.which("npm"):
         log("npm not found: the npm pages are left out")
@@ -94,8 +106,71 @@ def ensure_npm(root, log):
     ok = run(["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
               *NPM_PACKAGES], log, cwd=folder, timeout=600)
     if ok:
-        open(stamp, "w").close()
+        with open(stamp, "w") as f:
+            f.write(wanted)
     return ok
+
+
+# A background clip recorded by Chromium's own MediaRecorder from a canvas:
+# 6 s of drifting colour and shapes at 30 frames a second, 1280x720 VP8.
+RECORD_CLIP = """new Promise((done, fail) => {
+  const c = document.createElement('canvas');
+  c.width = 1280; c.height = 720;
+  const ctx = c.getContext('2d');
+  const recorder = new MediaRecorder(c.captureStream(30), { mimeType: 'video/webm;codecs=vp8', videoBitsPerSecond: 2e6 });
+  const chunks = [];
+  recorder.ondataavailable = e => chunks.push(e.data);
+  recorder.onerror = fail;
+  recorder.onstop = () => {
+    const reader = new FileReader();
+    reader.onload = () => done(reader.result.split(',')[1]);
+    reader.readAsDataURL(new Blob(chunks, { type: 'video/webm' }));
+  };
+  let frame = 0;
+  const draw = () => {
+    frame += 1;
+    const g = ctx.createLinearGradient(0, 0, 1280, 720);
+    g.addColorStop(0, `hsl(${(frame * 2) % 360}, 60%, 35%)`);
+    g.addColorStop(1, `hsl(${(frame * 2 + 120) % 360}, 60%, 25%)`);
+    ctx.fillStyle = g;
+    ctx.fillRect(0, 0, 1280, 720);
+    for (let i = 0; i < 6; i++) {
+      ctx.fillStyle = `rgba(255, 255, 255, ${0.15 + i * 0.05})`;
+      ctx.beginPath();
+      ctx.arc((frame * (3 + i) + i * 200) % 1380 - 50, 360 + Math.sin(frame / 20 + i) * 200, 40 + i * 10, 0, 7);
+      ctx.fill();
+    }
+  };
+  draw();
+  recorder.start();
+  const timer = setInterval(draw, 33);
+  setTimeout(() => { clearInterval(timer); recorder.stop(); }, 6000);
+})"""
+
+
+def ensure_video(root, log):
+    """The clip the video.js page plays, recorded once (no encoder needed)."""
+    folder = os.path.join(cache_dir(root), "video")
+    clip = os.path.join(folder, "clip.webm")
+    if os.path.isfile(clip):
+        return True
+    try:
+        import base64
+        from chrome import Chrome
+        chrome = Chrome()
+        try:
+            answer = chrome.page("Runtime.evaluate", expression=RECORD_CLIP, awaitPromise=True, returnByValue=True)
+        finally:
+            chrome.close()
+        data = base64.b64decode(answer["result"]["value"])
+    except Exception as e:  # noqa: BLE001 -- any failure leaves the page out
+        log(f"recording the video clip failed: {e}")
+        return False
+    os.makedirs(folder, exist_ok=True)
+    with open(clip, "wb") as f:
+        f.write(data)
+    log(f"video clip recorded: {len(data):,} bytes")
+    return True
 
 
 def ensure_rustdoc(root, log):
@@ -130,10 +205,13 @@ def catalogue(root, smoke, log, names=None):
     fetches and builds what the wanted real-world pages need."""
     if smoke:
         return [p for p in OWN if p.name in SMOKE]
+    if names is not None and "reader" in names:
+        names = list(names) + list(READER)
     pages = [p for p in OWN + REAL if names is None or p.name in names]
-    ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx}
-    ready = {need: ensure[need](root, log) for need in sorted({p.needs for p in pages if p.needs})}
-    left_out = [p.name for p in pages if p.needs and not ready[p.needs]]
+    ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx, "video": ensure_video}
+    needs = lambda p: p.needs.split("+") if p.needs else []  # noqa: E731
+    ready = {need: ensure[need](root, log) for need in sorted({n for p in pages for n in needs(p)})}
+    left_out = [p.name for p in pages if not all(ready[n] for n in needs(p))]
     if left_out:
         log(f"left out (not available): {', '.join(left_out)}")
-    return [p for p in pages if not p.needs or ready[p.needs]]
+    return [p for p in pages if all(ready[n] for n in needs(p))]

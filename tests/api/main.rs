@@ -17,6 +17,7 @@ mod dns_check;
 mod erasure;
 mod events;
 mod fidelity;
+mod hostile;
 mod idempotency;
 mod isolation;
 mod list;

@@ -221,6 +221,20 @@ const render = () => {
 requestAnimationFrame(render);
 "#;
 
+/// A render loop whose every frame takes 150 ms (a scene rendered in
+/// software at a high scale).
+const SLOW_LOOP: &str = r#"
+const slow = document.getElementById('spinner').getContext('2d');
+const frame = (t) => {
+    const started = performance.now();
+    while (performance.now() - started < 150) {}
+    slow.fillStyle = `hsl(${t % 360}, 70%, 50%)`;
+    slow.fillRect(0, 0, 200, 200);
+    requestAnimationFrame(frame);
+};
+requestAnimationFrame(frame);
+"#;
+
 /// A carousel turning every 2.5 s.
 const CAROUSEL: &str =
     "setInterval(() => document.querySelectorAll('.slide').forEach(s => s.classList.toggle('on')), 2500);";
@@ -326,6 +340,7 @@ async fn motion_does_not_hold_the_capture_once_the_dom_is_still(pool: PgPool) {
         ("/still", stage(&[], false)),
         ("/2d", stage(&[SPINNER_2D], false)),
         ("/webgl", stage(&[SPINNER_GL], false)),
+        ("/slow-2d", stage(&[SLOW_LOOP], false)),
         ("/carousel", stage(&[CAROUSEL], false)),
         ("/video", stage(&[], true)),
     ];
@@ -364,8 +379,10 @@ async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_w
     // A header that is compact below the top and hides while the page
     // scrolls down (headroom.js's way: on the next animation frame); a
     // back-to-top button shown below 400 px; a section revealed by an
-    // IntersectionObserver; one a debounced scroll listener shows once in
-    // view and hides again while below the view (AOS's way, `once: false`).
+    // IntersectionObserver; two a debounced scroll listener shows once
+    // 120 px in view and hides again while not (AOS's way, `once: false`):
+    // one far below, one at the fold (its top 100 px above it, so hidden at
+    // the top of the page).
     let site = Site::start(vec![(
         "/",
         Page::html(
@@ -379,13 +396,15 @@ async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_w
             #lazy { top: 1800px; }
             #lazy.revealed { opacity: 1; }
             #aos { top: 3200px; }
-            #aos.aos-animate { opacity: 1; }
+            #fold { top: 500px; }
+            .aos-animate { opacity: 1 !important; }
             #back { position: fixed; right: 16px; bottom: 16px; }
             </style></head><body>
             <header id="header" class="top pinned"></header>
             <div id="page"><div id="hero"></div>
             <section id="lazy"></section>
-            <section id="aos"></section></div>
+            <section id="aos"></section>
+            <section id="fold"></section></div>
             <button id="back" hidden>Back to top</button>
             <script>
             const header = document.getElementById('header');
@@ -413,13 +432,14 @@ async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_w
                     observer.disconnect();
                 }
             }).observe(lazy);
-            const aos = document.getElementById('aos');
             let debounce;
             addEventListener('scroll', () => {
                 clearTimeout(debounce);
                 debounce = setTimeout(() => {
-                    const r = aos.getBoundingClientRect();
-                    aos.classList.toggle('aos-animate', r.top < innerHeight);
+                    for (const section of document.querySelectorAll('#aos, #fold')) {
+                        const r = section.getBoundingClientRect();
+                        section.classList.toggle('aos-animate', r.top < innerHeight - 120);
+                    }
                 }, 50);
             });
             </script></body></html>"#,
@@ -457,4 +477,9 @@ async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_w
         classes("aos")
     );
     assert_eq!(m.style(m.element("aos"), "opacity"), "1");
+    assert!(
+        classes("fold").contains(&"aos-animate".into()),
+        "the section at the fold shown on the way down stays shown: {:?}",
+        classes("fold")
+    );
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 
 use bytes::Bytes;
-use page_import_contract::capture::{BlockedRequest, FontFace, Timings};
+use page_import_contract::capture::{BlockedRequest, Dialog, FontFace, Timings};
 use page_import_contract::job::CaptureJob;
 
 use crate::browser::Browser;
@@ -37,6 +37,7 @@ pub struct Captured {
     pub screenshot_png: Bytes,
     pub assets: Vec<AssetBody>,
     pub fonts: Vec<FontFace>,
+    pub dialogs: Vec<Dialog>,
     /// `DOMSnapshot.captureSnapshot`'s answers (the page's, then each
     /// cross-site frame's), parsed when the manifest is written
     /// (`dom::Snapshot` borrows its strings from them).
@@ -172,7 +173,7 @@ async fn run(
     Ok(Captured {
         requested_url,
         final_url: about.url,
-        http_status: navigation.document.as_ref().map(|(status, _)| *status),
+        http_status: navigation.document.as_ref().map(|d| d.status),
         title: about.title,
         content_height: screenshot.content_height,
         captured_height: screenshot.captured_height,
@@ -181,6 +182,7 @@ async fn run(
         screenshot_png: screenshot.png,
         assets,
         fonts: about.fonts,
+        dialogs: page.dialogs(),
         snapshot,
         answers,
         // The blocked requests are added when the capture ends.
@@ -233,15 +235,17 @@ async fn check_source(policy: &EgressPolicy, url: &str) -> Result<(), Failure> {
 /// Why navigation failed, if it did. What the egress proxy met comes first:
 /// the browser only saw the proxy's refusal or its `502`, so a blocked
 /// address is blocked, and a refused, reset, unresolved or timed-out
-/// connection is that, not the proxy's status. Then Chromium's network
-/// error, then the main document's status.
+/// connection is that, not the proxy's status. Then the main document's
+/// status, then whether it is a page at all, then Chromium's network error
+/// (a download is aborted).
 fn navigation_failure(navigation: &Navigation, requested_url: &str, egress: &EgressReport) -> Option<Cause> {
-    let status = navigation.document.as_ref().map(|(status, _)| *status);
-    if navigation.net_error.is_none() && status.is_none_or(|s| s < 400) {
+    let status = navigation.document.as_ref().map(|d| d.status);
+    let not_a_page = not_a_page(navigation);
+    if navigation.net_error.is_none() && status.is_none_or(|s| s < 400) && not_a_page.is_none() {
         return None;
     }
     let mut urls = vec![requested_url];
-    urls.extend(navigation.document.as_ref().map(|(_, url)| url.as_str()));
+    urls.extend(navigation.document.as_ref().map(|d| d.url.as_str()));
     // A tunnel that failed on a redirect's target names no URL we know:
     // what the proxy met last is what failed.
     let tunnel_failed = navigation.net_error.as_deref() == Some("net::ERR_TUNNEL_CONNECTION_FAILED");
@@ -257,22 +261,97 @@ fn navigation_failure(navigation: &Navigation, requested_url: &str, egress: &Egr
     }
     match (&navigation.net_error, status) {
         (_, Some(status)) if status >= 400 => Some(Cause::HttpStatus(status)),
+        _ if not_a_page.is_some() => not_a_page,
         (Some(error), _) => Some(Cause::from_net_error(error)),
         _ => None,
     }
+}
+
+/// The main document is a download, or not HTML, XHTML, SVG or plain text
+/// (SPEC §10): an archive, a PDF, an image.
+fn not_a_page(navigation: &Navigation) -> Option<Cause> {
+    const PAGE_TYPES: &[&str] = &["text/html", "application/xhtml+xml", "image/svg+xml", "text/plain"];
+    let document = navigation.document.as_ref();
+    let content_type = document.map(|d| d.mime_type.as_str()).filter(|m| !m.is_empty());
+    let attachment = document.is_some_and(|d| d.attachment);
+    let a_page_type = content_type.is_none_or(|m| PAGE_TYPES.iter().any(|t| m.eq_ignore_ascii_case(t)));
+    (navigation.is_download || attachment || !a_page_type).then(|| Cause::NotAPage {
+        content_type: content_type.unwrap_or("unknown").chars().take(100).collect(),
+        download: navigation.is_download || attachment,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::egress::Upstream;
+    use crate::page::DocumentResponse;
 
     fn failed(net_error: Option<&str>, document: Option<(u16, &str)>, egress: &EgressReport) -> Option<Cause> {
         let navigation = Navigation {
             net_error: net_error.map(str::to_owned),
-            document: document.map(|(s, u)| (s, u.to_owned())),
+            is_download: false,
+            document: document.map(|(status, url)| html(status, url)),
         };
         navigation_failure(&navigation, "http://example.com/", egress)
+    }
+
+    fn html(status: u16, url: &str) -> DocumentResponse {
+        DocumentResponse {
+            status,
+            url: url.to_owned(),
+            mime_type: "text/html".into(),
+            attachment: false,
+        }
+    }
+
+    #[test]
+    fn a_document_that_is_not_a_page_fails_not_a_page_naming_its_type() {
+        let none = EgressReport::default();
+        let served = |mime_type: &str, attachment: bool, is_download: bool, net_error: Option<&str>| {
+            let navigation = Navigation {
+                net_error: net_error.map(str::to_owned),
+                is_download,
+                document: Some(DocumentResponse {
+                    mime_type: mime_type.into(),
+                    attachment,
+                    ..html(200, "http://example.com/")
+                }),
+            };
+            navigation_failure(&navigation, "http://example.com/", &none)
+        };
+        for page_type in [
+            "text/html",
+            "application/xhtml+xml",
+            "image/svg+xml",
+            "text/plain",
+            "TEXT/HTML",
+        ] {
+            assert_eq!(served(page_type, false, false, None), None, "{page_type}");
+        }
+        for (mime, attachment, download, net_error) in [
+            ("application/zip", false, true, Some("net::ERR_ABORTED")),
+            ("application/pdf", false, false, None),
+            ("image/png", false, false, None),
+            ("text/html", true, false, Some("net::ERR_ABORTED")),
+        ] {
+            let cause = served(mime, attachment, download, net_error).unwrap();
+            assert_eq!((cause.reason(), cause.retryable()), ("not_a_page", false), "{mime}");
+            assert!(cause.message().contains(mime), "{}", cause.message());
+        }
+        // A status is said first: a missing archive is a 404.
+        let navigation = Navigation {
+            net_error: None,
+            is_download: false,
+            document: Some(DocumentResponse {
+                mime_type: "application/zip".into(),
+                ..html(404, "http://example.com/")
+            }),
+        };
+        assert_eq!(
+            navigation_failure(&navigation, "http://example.com/", &none),
+            Some(Cause::HttpStatus(404))
+        );
     }
 
     #[test]

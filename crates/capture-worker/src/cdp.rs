@@ -161,6 +161,15 @@ impl Connection {
             .await?;
         let context_id = context["browserContextId"].as_str().unwrap_or_default().to_owned();
         let page = async {
+            // Nothing a page offers as a download is written anywhere
+            // (SPEC §10).
+            self.call(
+                None,
+                "Browser.setDownloadBehavior",
+                json!({"behavior": "deny", "browserContextId": context_id}),
+                timeout,
+            )
+            .await?;
             let target = self
                 .call(
                     None,

@@ -38,6 +38,9 @@ pub enum Cause {
     HttpStatus(u16),
     /// The `readySelector` did not appear in time.
     ReadyTimeout { secs: u64 },
+    /// The source is not a page (SPEC §10): a download, or a main document
+    /// that is not HTML, XHTML, SVG or plain text.
+    NotAPage { content_type: String, download: bool },
     /// The page downloaded more than `CAPTURE_MAX_BYTES`.
     PageTooLarge { mib: u64 },
     /// The renderer or the whole browser crashed.
@@ -78,6 +81,7 @@ impl Cause {
             Self::NavigationFailed { .. } => "navigation_failed",
             Self::HttpStatus(_) => "http_status",
             Self::ReadyTimeout { .. } => "ready_timeout",
+            Self::NotAPage { .. } => "not_a_page",
             Self::PageTooLarge { .. } => "page_too_large",
             Self::BrowserCrashed => "browser_crashed",
             Self::BrowserTimeout => "browser_timeout",
@@ -103,6 +107,13 @@ impl Cause {
             }
             Self::HttpStatus(status) => format!("The page answered HTTP {status}"),
             Self::ReadyTimeout { secs } => format!("The ready selector did not appear within {secs} s"),
+            Self::NotAPage {
+                content_type,
+                download: true,
+            } => format!("The source is a download ({content_type}), not a page"),
+            Self::NotAPage { content_type, .. } => {
+                format!("The source is not a page: its content type is {content_type}")
+            }
             Self::PageTooLarge { mib } => format!("The page downloaded more than {mib} MiB"),
             Self::BrowserCrashed => "The browser crashed during the capture".into(),
             Self::BrowserTimeout => "The browser stopped responding during the capture".into(),
@@ -131,6 +142,7 @@ impl Cause {
             | Self::BlockedRedirect
             | Self::NavigationFailed { .. }
             | Self::ReadyTimeout { .. }
+            | Self::NotAPage { .. }
             | Self::PageTooLarge { .. }
             | Self::CaptureError => false,
         }
@@ -236,6 +248,14 @@ mod tests {
             (Cause::BlockedRedirect, "blocked_address", false),
             (Cause::ReadyTimeout { secs: 15 }, "ready_timeout", false),
             (Cause::PageTooLarge { mib: 50 }, "page_too_large", false),
+            (
+                Cause::NotAPage {
+                    content_type: code("application/zip"),
+                    download: true,
+                },
+                "not_a_page",
+                false,
+            ),
             (Cause::InvalidSource, "invalid_source", false),
             (
                 Cause::NavigationFailed {

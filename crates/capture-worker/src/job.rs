@@ -296,6 +296,7 @@ impl Worker {
             assets,
             fonts: captured.fonts.clone(),
             blocked_requests: &captured.blocked,
+            dialogs: &captured.dialogs,
             timings: &captured.timings,
             dom: dom::dom(parts, &image_keys, fonts),
         };

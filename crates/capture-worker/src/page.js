@@ -3,11 +3,13 @@
 // watches, until the worker asks (`hold`, `backToTop`, `frozen`):
 //
 // - when the page last changed: a DOM mutation (in the document or in a
-//   shadow root attached later), or a requestAnimationFrame callback (how
-//   charts and canvases draw) in the first 600 ms of a run of frames, so
-//   the worker can wait until the page has stopped changing. Frames that
-//   run on beyond that are a render loop: motion, which must not hold the
-//   capture once the DOM and layout are still;
+//   shadow root attached later), or a requestAnimationFrame callback that
+//   drew on a 2-D or WebGL canvas (how charts and scenes draw) in the
+//   first 600 ms of a run of such frames, so the worker can wait until the
+//   page has stopped changing. Frames that run on beyond that are a render
+//   loop: motion, which must not hold the capture once the DOM and layout
+//   are still; frames that draw nothing (a carousel keeping time) are no
+//   change at all;
 // - once the worker's scroll pass has begun (`hold`), an element that an
 //   IntersectionObserver reported in view is never reported out of view
 //   again: a section hidden when it leaves the view stays as the reader who
@@ -16,9 +18,10 @@
 //   the page hears it as a reader's scroll, so what reacts to scrolling (a
 //   header that hides or shrinks, a back-to-top button, a progress bar)
 //   ends in its at-top state; an element whose attributes the page changed
-//   on the way and that lies wholly below the first viewport gets back the
-//   ones it had when the reader scrolled past it, so a section revealed on
-//   scroll and hidden again once out of view stays revealed;
+//   on the way back and that starts in the lower half of the first viewport
+//   or below it (and is not fixed to the viewport) gets back the ones it had
+//   when the reader scrolled past it, so a section revealed on scroll and
+//   hidden again once out of view stays revealed;
 // - once the page has stopped changing (`frozen`), it stays at that one
 //   instant: its animation-frame and timer callbacks no longer run (the
 //   worker pauses its animations and media at the same time), so a canvas
@@ -38,9 +41,10 @@
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
 (() => {
-  // Frames closer together than this are one run of animation frames; a
+  // Drawing frames closer together than this are one run (a WebGL scene
+  // rendered in software at scale 2 draws a frame every 150 ms or more); a
   // run longer than LOOP_AFTER_MS is a render loop.
-  const FRAME_GAP_MS = 100;
+  const FRAME_GAP_MS = 400;
   const LOOP_AFTER_MS = 600;
   // A timeout longer than this is not a reaction to a scroll being waited
   // for (a debounce is shorter).
@@ -79,19 +83,49 @@
     watchTree(root);
     return root;
   };
+  // Whether the animation frame running now drew on a canvas: a frame that
+  // only keeps time (a carousel's autoplay progress) changes nothing a
+  // reader sees. (Changes to the DOM are the MutationObserver's.)
+  let drew = false;
+  const drawing = (proto, names) => {
+    if (!proto) return;
+    for (const name of names) {
+      const draw = proto[name];
+      if (typeof draw !== 'function') continue;
+      proto[name] = function (...args) {
+        drew = true;
+        return draw.apply(this, args);
+      };
+    }
+  };
+  drawing(w.CanvasRenderingContext2D && w.CanvasRenderingContext2D.prototype, [
+    'clearRect', 'fill', 'fillRect', 'fillText', 'stroke', 'strokeRect', 'strokeText', 'drawImage', 'putImageData',
+  ]);
+  for (const gl of [w.WebGLRenderingContext, w.WebGL2RenderingContext]) {
+    drawing(gl && gl.prototype, [
+      'clear', 'drawArrays', 'drawElements', 'drawArraysInstanced', 'drawElementsInstanced', 'drawRangeElements',
+    ]);
+  }
+  const drawn = () => {
+    const now = performance.now();
+    if (now - state.lastFrame > FRAME_GAP_MS) state.framesSince = now;
+    state.lastFrame = now;
+    // An animation's first frames are change (a chart drawing itself);
+    // frames that have run without a pause for longer are a render loop,
+    // motion, which no longer holds the capture.
+    if (now - state.framesSince < LOOP_AFTER_MS) touch();
+  };
   const raf = w.requestAnimationFrame;
   w.requestAnimationFrame = function (callback) {
     return raf.call(this, (t) => {
       // Frozen: a render loop stops at the frame the screenshot shows.
       if (state.frozen) return;
-      const now = performance.now();
-      if (now - state.lastFrame > FRAME_GAP_MS) state.framesSince = now;
-      state.lastFrame = now;
-      // An animation's first frames are change (a chart drawing itself);
-      // frames that have run without a pause for longer are a render loop,
-      // motion, which no longer holds the capture.
-      if (now - state.framesSince < LOOP_AFTER_MS) touch();
-      return callback(t);
+      drew = false;
+      try {
+        return callback(t);
+      } finally {
+        if (drew) drawn();
+      }
     });
   };
   // Frozen: a timer's callback (a carousel's next slide) no longer runs.
@@ -162,9 +196,12 @@
     state.back = { changed, record, observer };
     w.scrollTo({ top: 0, left: 0, behavior: 'instant' });
   };
-  // Once the page has reacted: an element wholly below the first viewport,
-  // where it lies with the attributes it had on the way down, gets those
-  // back; everything else keeps its at-top state. Returns how many kept
+  // Once the page has reacted: an element that starts in the lower half of
+  // the first viewport or below it, where it lies with the attributes it had
+  // on the way down, gets those back (a reveal library hides what has not
+  // yet come far enough into view, the first section at the fold too);
+  // everything above, and everything fixed to the viewport (a back-to-top
+  // button, a cookie banner), keeps its at-top state. Returns how many kept
   // what the reader saw.
   state.keepRevealed = () => {
     const back = state.back;
@@ -187,8 +224,14 @@
       changes.push([el, old, atTop]);
       set(el, old);
     }
+    const fixed = (el) => {
+      for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+        if (getComputedStyle(e).position === 'fixed') return true;
+      }
+      return false;
+    };
     // One layout for every element, measured as the reader saw it.
-    const below = changes.map(([el]) => el.getBoundingClientRect().top >= w.innerHeight);
+    const below = changes.map(([el]) => el.getBoundingClientRect().top >= w.innerHeight / 2 && !fixed(el));
     let kept = 0;
     changes.forEach(([el, , atTop], i) => {
       if (below[i]) kept += 1;

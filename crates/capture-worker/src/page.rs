@@ -17,7 +17,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
 use futures::StreamExt;
-use page_import_contract::capture::{AssetKind, FontFace};
+use page_import_contract::capture::{AssetKind, Dialog, DialogKind, FontFace, MAX_DIALOGS, MAX_DIALOG_MESSAGE_CHARS};
 use page_import_contract::job::Viewport;
 use serde_json::{json, Value};
 
@@ -61,8 +61,10 @@ const NETWORK_BUFFERS: (u64, u64) = (256 * 1024 * 1024, 64 * 1024 * 1024);
 /// What the events of the page's sessions told so far.
 #[derive(Default)]
 pub struct PageState {
-    /// Main-frame documents by request id: status and URL.
-    documents: HashMap<String, (u16, String)>,
+    /// Main-frame documents by request id.
+    documents: HashMap<String, DocumentResponse>,
+    /// The JavaScript dialogs the page opened (at most `MAX_DIALOGS`).
+    dialogs: Vec<Dialog>,
     load_fired: bool,
     crashed: bool,
     /// Requests in flight; a document request names the frame it loads.
@@ -75,6 +77,18 @@ pub struct PageState {
     web_fonts: Vec<WebFont>,
     /// `host:port` of everything the page's documents asked for.
     requested: HashSet<String>,
+}
+
+/// How the main document was answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentResponse {
+    pub status: u16,
+    /// After redirects.
+    pub url: String,
+    /// As Chromium read it (`Content-Type`, or sniffed).
+    pub mime_type: String,
+    /// `Content-Disposition: attachment`: a download, not a page.
+    pub attachment: bool,
 }
 
 /// A cross-site frame's session.
@@ -199,7 +213,24 @@ impl PageState {
                 let kind = match p["type"].as_str() {
                     Some("Document") => {
                         if main {
-                            self.documents.insert(request_id(), (status, url));
+                            let attachment = response["headers"].as_object().is_some_and(|headers| {
+                                headers.iter().any(|(name, value)| {
+                                    name.eq_ignore_ascii_case("content-disposition")
+                                        && value.as_str().is_some_and(|v| {
+                                            v.trim_start().to_ascii_lowercase().starts_with("attachment")
+                                        })
+                                })
+                            });
+                            let mime_type = response["mimeType"].as_str().unwrap_or_default().to_owned();
+                            self.documents.insert(
+                                request_id(),
+                                DocumentResponse {
+                                    status,
+                                    url,
+                                    mime_type,
+                                    attachment,
+                                },
+                            );
                         }
                         return;
                     }
@@ -267,6 +298,21 @@ impl PageState {
                     });
                 }
             }
+            "Page.javascriptDialogOpening" if main => {
+                if self.dialogs.len() < MAX_DIALOGS {
+                    let kind = match p["type"].as_str() {
+                        Some("confirm") => DialogKind::Confirm,
+                        Some("prompt") => DialogKind::Prompt,
+                        Some("beforeunload") => DialogKind::Beforeunload,
+                        _ => DialogKind::Alert,
+                    };
+                    let message = p["message"].as_str().unwrap_or_default();
+                    self.dialogs.push(Dialog {
+                        kind,
+                        message: message.chars().take(MAX_DIALOG_MESSAGE_CHARS).collect(),
+                    });
+                }
+            }
             "Page.loadEventFired" if main => self.load_fired = true,
             "Inspector.targetCrashed" if main => self.crashed = true,
             _ => {}
@@ -295,8 +341,10 @@ impl PageState {
 pub struct Navigation {
     /// Chromium's `net::ERR_…` for the main document, when it failed.
     pub net_error: Option<String>,
-    /// The main document's status and URL (after redirects), when answered.
-    pub document: Option<(u16, String)>,
+    /// Chromium took the main document for a download.
+    pub is_download: bool,
+    /// How the main document was answered, when it was.
+    pub document: Option<DocumentResponse>,
 }
 
 /// The page's content height and the part of it a screenshot covers (CSS px).
@@ -425,9 +473,18 @@ impl Page {
         };
         let loader_id = navigated["loaderId"].as_str().unwrap_or_default();
         let document = || self.state().documents.get(loader_id).cloned();
+        let is_download = navigated["isDownload"].as_bool().unwrap_or(false);
         if let Some(error) = navigated["errorText"].as_str().filter(|e| !e.is_empty()) {
             return Ok(Navigation {
                 net_error: Some(error.to_owned()),
+                is_download,
+                document: document(),
+            });
+        }
+        if is_download {
+            return Ok(Navigation {
+                net_error: None,
+                is_download,
                 document: document(),
             });
         }
@@ -445,8 +502,14 @@ impl Page {
         }
         Ok(Navigation {
             net_error: None,
+            is_download,
             document: document(),
         })
+    }
+
+    /// The JavaScript dialogs the page opened so far, in order.
+    pub fn dialogs(&self) -> Vec<Dialog> {
+        self.state().dialogs.clone()
     }
 
     /// Waits for `selector` to match, polling; `None` when there is none.
@@ -509,7 +572,7 @@ impl Page {
     /// delivers scroll events and IntersectionObserver callbacks. A step
     /// the page may still be reacting to is held for [`REVEAL_PAUSE`] in
     /// all, so what appears in view can appear: one after which the page
-    /// mutated its DOM, ran an animation frame of its own, set a timer or
+    /// mutated its DOM, drew on a canvas in an animation frame, set a timer or
     /// started or ended a request, and every step while an interval runs
     /// or the page has frames (whose scripts `page.js` does not see). A
     /// page none of whose scripts heard the step goes on to the next.
@@ -557,9 +620,10 @@ impl Page {
     /// it, and gets two animation frames and until the timeouts it set in
     /// reaction are due and its DOM has been still for [`REVEAL_PAUSE`],
     /// within [`TOP_BUDGET`]. What reacts to scrolling ends in its at-top
-    /// state; an element wholly below the first viewport whose attributes
-    /// the page changed on the way gets back the ones the reader saw (see
-    /// `page.js`). `instant`: a page's `scroll-behavior: smooth` would
+    /// state; an element that starts in the lower half of the first
+    /// viewport or below it, not fixed to the viewport, whose attributes
+    /// the page changed on the way back gets back the ones the reader saw
+    /// (see `page.js`). `instant`: a page's `scroll-behavior: smooth` would
     /// still be moving when the page is read.
     async fn back_to_top(&self) -> Result<(), Failure> {
         let back = format!(
@@ -586,9 +650,11 @@ impl Page {
     }
 
     /// Runs finite CSS animations and transitions to their end and pauses
-    /// infinite ones, until the page has stopped changing for
+    /// infinite ones and playing media where they are (a player's time
+    /// display would otherwise change the DOM for as long as its video
+    /// plays), until the page has stopped changing for
     /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no change of the document's
-    /// size, the network idle, no animation frame in a run's first 600 ms;
+    /// size, the network idle, no drawing animation frame in a run's first 600 ms;
     /// a render loop's later frames and a playing video's stream are
     /// motion, which does not hold it) or
     /// [`QUIET_TIMEOUT`] has passed; then freezes the page at that instant:
@@ -604,6 +670,9 @@ impl Page {
                     const t = a.effect && a.effect.getComputedTiming();
                     if (t && Number.isFinite(t.endTime)) a.finish(); else a.pause();
                 } catch (e) {}
+            }
+            for (const m of document.querySelectorAll('video, audio')) {
+                try { if (!m.paused) m.pause(); } catch (e) {}
             }
             const s = window.__pageImportCapture;
             const d = document.documentElement;
@@ -1302,6 +1371,21 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                 });
             } else if event.method == "Target.detachedFromTarget" {
                 cdp.forget_session(event.params["sessionId"].as_str().unwrap_or_default());
+            } else if event.method == "Page.javascriptDialogOpening" {
+                // Answered at once (SPEC §10): a dialog left open would hold
+                // the page's script, and its load, until the deadline.
+                // Dismissed: `confirm` is false, `prompt` null.
+                let (cdp, session) = (cdp.clone(), session.clone());
+                tokio::spawn(async move {
+                    let _ = cdp
+                        .call(
+                            Some(&session),
+                            "Page.handleJavaScriptDialog",
+                            json!({"accept": false}),
+                            COMMAND_TIMEOUT,
+                        )
+                        .await;
+                });
             }
             state.lock().expect("page state lock").apply(&session, main, &event);
         }
@@ -1477,12 +1561,43 @@ mod tests {
     }
 
     #[test]
+    fn dialogs_are_listed_in_order_their_messages_cut_and_their_number_bounded() {
+        let mut state = PageState::default();
+        let dialog = |kind: &str, message: &str| {
+            event(
+                "Page.javascriptDialogOpening",
+                json!({"type": kind, "message": message, "url": "http://page/"}),
+            )
+        };
+        state.apply("F", false, &dialog("alert", "from a frame's session"));
+        state.apply("P", true, &dialog("confirm", "Sure?"));
+        state.apply("P", true, &dialog("prompt", &"é".repeat(1_500)));
+        for _ in 0..200 {
+            state.apply("P", true, &dialog("beforeunload", ""));
+        }
+        assert_eq!(state.dialogs.len(), MAX_DIALOGS);
+        assert_eq!(
+            state.dialogs[0],
+            Dialog {
+                kind: DialogKind::Confirm,
+                message: "Sure?".into()
+            }
+        );
+        assert_eq!(state.dialogs[1].kind, DialogKind::Prompt);
+        assert_eq!(state.dialogs[1].message, "é".repeat(MAX_DIALOG_MESSAGE_CHARS));
+        assert_eq!(state.dialogs[99].kind, DialogKind::Beforeunload);
+    }
+
+    #[test]
     fn main_documents_load_and_crashes_come_from_the_page_s_own_session_only() {
         let mut state = PageState::default();
         let document = |url: &str, status: u16| {
             event(
                 "Network.responseReceived",
-                json!({"requestId": "L1", "type": "Document", "response": {"url": url, "status": status}}),
+                json!({"requestId": "L1", "type": "Document", "response": {
+                    "url": url, "status": status, "mimeType": "text/html",
+                    "headers": {"Content-Disposition": " Attachment; filename=a.html"},
+                }}),
             )
         };
         state.apply("F", false, &document("http://frame/", 404));
@@ -1491,7 +1606,15 @@ mod tests {
         assert!(state.documents.is_empty() && !state.load_fired && !state.crashed);
         state.apply("P", true, &document("http://page/", 200));
         state.apply("P", true, &event("Page.loadEventFired", json!({})));
-        assert_eq!(state.documents["L1"], (200, "http://page/".to_owned()));
+        assert_eq!(
+            state.documents["L1"],
+            DocumentResponse {
+                status: 200,
+                url: "http://page/".into(),
+                mime_type: "text/html".into(),
+                attachment: true,
+            }
+        );
         assert!(state.load_fired);
         state.apply("P", true, &event("Inspector.targetCrashed", json!({})));
         assert!(state.crashed);

@@ -59,6 +59,9 @@ pub struct CaptureManifest<'a> {
     pub fonts: Vec<FontFace>,
     /// Requests the page made that the egress rules refused.
     pub blocked_requests: &'a [BlockedRequest],
+    /// The JavaScript dialogs the page opened, in order, each answered at
+    /// once (dismissed; `prompt` got no text): at most 100.
+    pub dialogs: &'a [Dialog],
     pub timings: &'a Timings,
     pub dom: Dom<'a>,
 }
@@ -149,6 +152,29 @@ pub struct FontFace {
     pub weight: String,
     /// `unloaded`, `loading`, `loaded` or `error`.
     pub status: String,
+}
+
+/// At most this many dialogs are listed, each message cut to
+/// [`MAX_DIALOG_MESSAGE_CHARS`] characters (SPEC §10).
+pub const MAX_DIALOGS: usize = 100;
+pub const MAX_DIALOG_MESSAGE_CHARS: usize = 1_000;
+
+/// A JavaScript dialog the page opened.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct Dialog {
+    #[serde(rename = "type")]
+    pub kind: DialogKind,
+    /// What the page asked, cut to 1 000 characters.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DialogKind {
+    Alert,
+    Confirm,
+    Prompt,
+    Beforeunload,
 }
 
 /// One refused request.

@@ -32,6 +32,7 @@ pub struct Page {
     /// How long the connection stays open after the whole body was sent
     /// (a stream the browser cannot tell has ended).
     pub open_after: Duration,
+    pub headers: Vec<(&'static str, &'static str)>,
 }
 
 impl Page {
@@ -47,6 +48,7 @@ impl Page {
             delay: Duration::ZERO,
             location: None,
             open_after: Duration::ZERO,
+            headers: Vec::new(),
         }
     }
 
@@ -57,6 +59,12 @@ impl Page {
 
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// One more response header.
+    pub fn header(mut self, name: &'static str, value: &'static str) -> Self {
+        self.headers.push((name, value));
         self
     }
 
@@ -74,6 +82,7 @@ impl Page {
             delay: Duration::ZERO,
             location: Some(to.to_owned()),
             open_after: Duration::ZERO,
+            headers: Vec::new(),
         }
     }
 }
@@ -124,6 +133,9 @@ impl Site {
                     .header(header::CACHE_CONTROL, "no-store");
                 if let Some(location) = page.location {
                     response = response.header(header::LOCATION, location);
+                }
+                for (name, value) in page.headers {
+                    response = response.header(name, value);
                 }
                 if page.open_after.is_zero() {
                     return response.body(Body::from(page.body)).unwrap();

@@ -1,0 +1,151 @@
+//! Hostile and unusual pages (SPEC §10): dialogs are answered, a source
+//! that is not a page fails `not_a_page`, and nothing a page offers as a
+//! download reaches the disk.
+
+use std::path::Path;
+
+use serde_json::json;
+use sqlx::PgPool;
+
+use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::manifest::{attribute, Manifest};
+use crate::helpers::TestApp;
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn dialogs_are_answered_at_once_and_listed_in_the_manifest(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // Each while the page loads: left open, one would hold the page's
+    // script and its load event until the navigation deadline.
+    let long = "x".repeat(1_500);
+    let html = format!(
+        r#"<!doctype html><html><body><p id="answers">?</p><script>
+        alert('Welcome!');
+        const sure = confirm('Are you sure?');
+        const name = prompt('Your name?', 'default');
+        alert('{long}');
+        document.getElementById('answers').setAttribute('data-answers', JSON.stringify([sure, name]));
+        </script></body></html>"#
+    );
+    let site = Site::start(vec![("/", Page::html(&html))]).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
+    let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    // Dismissed: `confirm` false, `prompt` null.
+    assert_eq!(attribute(m.element("answers"), "data-answers"), Some("[false,null]"));
+    assert_eq!(
+        m["dialogs"],
+        json!([
+            {"type": "alert", "message": "Welcome!"},
+            {"type": "confirm", "message": "Are you sure?"},
+            {"type": "prompt", "message": "Your name?"},
+            {"type": "alert", "message": "x".repeat(1_000)},
+        ])
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_source_that_is_not_a_page_fails_not_a_page_naming_its_type(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // The bytes of an empty zip archive.
+    let zip = b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0".to_vec();
+    let site = Site::start(vec![
+        ("/archive.zip", Page::of("application/zip", zip)),
+        (
+            "/report.html",
+            Page::html("<h1>Report</h1>").header("content-disposition", "attachment; filename=report.html"),
+        ),
+        ("/page", Page::html("<h1>A page</h1>")),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    for (path, content_type) in [("/archive.zip", "application/zip"), ("/report.html", "text/html")] {
+        let id = app.import_url(&tenant, &site.url(path), None).await;
+        let import = app.finished(&tenant, &id, &worker).await;
+        assert_eq!(import["status"], "failed", "{path}: {import}");
+        let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
+        assert_eq!(
+            (failure["reason"].as_str(), failure["retryable"].as_bool()),
+            (Some("not_a_page"), Some(false)),
+            "{path}: {failure}"
+        );
+        let message = import["errorMessage"].as_str().unwrap();
+        assert!(message.contains(content_type), "{path}: {message}");
+    }
+    // A page after them is captured as ever.
+    let id = app.import_url(&tenant, &site.url("/page"), None).await;
+    assert_eq!(app.finished(&tenant, &id, &worker).await["status"], "completed");
+}
+
+/// Every file under `dir` whose bytes contain `marker`.
+fn files_holding(dir: &Path, marker: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            found.extend(files_holding(&path, marker));
+        } else if kind.is_file() {
+            if let Ok(bytes) = std::fs::read(&path) {
+                if bytes.windows(marker.len()).any(|w| w == marker) {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn nothing_a_page_offers_as_a_download_reaches_the_disk(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let marker = format!("download-marker-{}", uuid::Uuid::new_v4().simple());
+    let file = marker.repeat(2_000).into_bytes();
+    let html = format!(
+        r#"<!doctype html><html><body><a id="file" href="/file.bin" download>file</a><script>
+        document.getElementById('file').click();
+        const blob = new Blob(['{marker}-blob'.repeat(2000)], {{ type: 'application/octet-stream' }});
+        const a = document.createElement('a');
+        a.href = URL.createObjectURL(blob);
+        a.download = 'blob.bin';
+        document.body.append(a);
+        a.click();
+        </script></body></html>"#
+    );
+    let site = Site::start(vec![
+        ("/", Page::html(&html)),
+        (
+            "/file.bin",
+            Page::of("application/octet-stream", file).header("content-disposition", "attachment"),
+        ),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    // The worker's and its browser's directories are all under this one.
+    // Short: Chromium's singleton socket lives below it (at most 107 bytes).
+    let tmp = std::env::temp_dir().join(format!("w-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]));
+    std::fs::create_dir(&tmp).unwrap();
+    let tmp_path = tmp.to_str().unwrap().to_owned();
+    let worker = WorkerProcess::start(&app, &[site.addr], &[("TMPDIR", &tmp_path)]);
+    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}");
+    assert!(
+        std::fs::read_dir(&tmp).unwrap().next().is_some(),
+        "the browser's directory is under {tmp_path}"
+    );
+    // The browser is still running: its profile and download folders are there.
+    let found = files_holding(&tmp, marker.as_bytes());
+    drop(worker);
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(found.is_empty(), "downloaded bytes on disk: {found:?}");
+}
