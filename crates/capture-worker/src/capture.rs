@@ -11,10 +11,11 @@ use page_import_contract::capture::{BlockedRequest, Dialog, FontFace, Timings};
 use page_import_contract::job::CaptureJob;
 
 use crate::browser::Browser;
+use crate::details::Answers;
 use crate::dom;
 use crate::egress::{authority_of, EgressPolicy, EgressProxy, EgressReport, Refusal};
 use crate::failure::{Cause, Failure};
-use crate::page::{Answers, AssetBody, Navigation, Page, PartSnapshot};
+use crate::page::{AssetBody, Navigation, Page, PartSnapshot};
 
 #[derive(Debug, Clone)]
 pub struct CaptureSettings {
@@ -285,7 +286,7 @@ fn not_a_page(navigation: &Navigation) -> Option<Cause> {
 mod tests {
     use super::*;
     use crate::egress::Upstream;
-    use crate::page::DocumentResponse;
+    use crate::page_state::DocumentResponse;
 
     fn failed(net_error: Option<&str>, document: Option<(u16, &str)>, egress: &EgressReport) -> Option<Cause> {
         let navigation = Navigation {

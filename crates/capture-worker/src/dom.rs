@@ -6,8 +6,9 @@
 //! laid-out text, shadow roots, form state, `currentSrc`, scroll containers
 //! and stacking contexts. What the snapshot does not tell (fonts used, the
 //! pixels of canvases and videos, which element hosts a shadow root when
-//! that is ambiguous) is asked of Chromium by the page while it is open,
-//! from the snapshot's [`Questions`], and comes back as a part's [`Details`].
+//! that is ambiguous) is asked of Chromium by the page while it is open
+//! (`details.rs`), from the snapshot's [`Questions`], and comes back as a
+//! part's [`Details`].
 //!
 //! Under site isolation a cross-site frame renders in a process of its own
 //! and is snapshotted through its own CDP session (SPEC §10 Frames): each

@@ -8,6 +8,7 @@ mod callback;
 mod capture;
 mod cdp;
 mod config;
+mod details;
 mod dom;
 mod egress;
 mod failure;
@@ -15,6 +16,7 @@ mod health;
 mod job;
 mod manifest;
 mod page;
+mod page_state;
 mod queue;
 mod reaper;
 

@@ -1,0 +1,440 @@
+//! What the CDP events of a page's sessions told so far: [`PageState`],
+//! fed one event at a time by `page::watch` from the page's own session and
+//! from every cross-site frame and worker attached below it. It knows the
+//! main documents' responses, the load event and crashes, the dialogs the
+//! page opened, the requests in flight (network idle), the responses worth
+//! keeping as assets, the cross-site frames and the web fonts Chromium
+//! loaded.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, MAX_DIALOG_MESSAGE_CHARS};
+
+use crate::cdp::Event;
+use crate::egress::authority_of;
+
+/// What the events of the page's sessions told so far.
+#[derive(Default)]
+pub struct PageState {
+    /// Main-frame documents by request id.
+    pub(crate) documents: HashMap<String, DocumentResponse>,
+    /// The JavaScript dialogs the page opened (at most `MAX_DIALOGS`).
+    pub(crate) dialogs: Vec<Dialog>,
+    pub(crate) load_fired: bool,
+    pub(crate) crashed: bool,
+    /// Requests in flight; a document request names the frame it loads.
+    in_flight: HashMap<String, Option<String>>,
+    last_activity: Option<Instant>,
+    pub(crate) resources: HashMap<String, Resource>,
+    /// Cross-site frames attached in their own sessions, parents first.
+    pub(crate) frames: Vec<Frame>,
+    /// Web fonts Chromium loaded (`CSS.fontsUpdated`).
+    pub(crate) web_fonts: Vec<WebFont>,
+    /// `host:port` of everything the page's documents asked for.
+    requested: HashSet<String>,
+}
+
+/// How the main document was answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentResponse {
+    pub status: u16,
+    /// After redirects.
+    pub url: String,
+    /// As Chromium read it (`Content-Type`, or sniffed).
+    pub mime_type: String,
+    /// `Content-Disposition: attachment`: a download, not a page.
+    pub attachment: bool,
+}
+
+/// A cross-site frame's session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub session: String,
+    pub frame_id: String,
+    /// The session of the frame (or page) that holds it.
+    pub parent_session: String,
+}
+
+/// A web font Chromium loaded: the family its file names, the face its
+/// `@font-face` rule declared, and the file's URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebFont {
+    pub family: String,
+    pub weight: String,
+    pub style: String,
+    /// The code points it is for (`unicode-range`), inclusive.
+    pub unicode_range: Vec<(u32, u32)>,
+    pub src: String,
+}
+
+/// `unicode-range` as CSS writes it: `U+0-10FFFF, U+0131, U+4??`.
+pub(crate) fn unicode_range(text: &str) -> Vec<(u32, u32)> {
+    let ranges: Vec<(u32, u32)> = text
+        .split(',')
+        .filter_map(|part| {
+            let part = part.trim();
+            let hex = part.strip_prefix("U+").or_else(|| part.strip_prefix("u+"))?;
+            let number = |h: &str| u32::from_str_radix(h, 16).ok();
+            match hex.split_once('-') {
+                Some((low, high)) => Some((number(low)?, number(high)?)),
+                None => Some((number(&hex.replace('?', "0"))?, number(&hex.replace('?', "F"))?)),
+            }
+        })
+        .collect();
+    if ranges.is_empty() {
+        vec![(0, 0x10FFFF)]
+    } else {
+        ranges
+    }
+}
+
+/// A response worth keeping as an asset, and the session that can read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Resource {
+    pub(crate) url: String,
+    pub(crate) kind: AssetKind,
+    pub(crate) mime_type: String,
+    pub(crate) session: String,
+    pub(crate) finished: bool,
+}
+
+impl PageState {
+    /// Applies one event of `session` (`main`: the page's own session).
+    pub fn apply(&mut self, session: &str, main: bool, event: &Event) {
+        let p = &event.params;
+        let request_id = || p["requestId"].as_str().unwrap_or_default().to_owned();
+        match event.method.as_str() {
+            "Network.requestWillBeSent" => {
+                self.requested
+                    .extend(p["request"]["url"].as_str().and_then(authority_of));
+                // Media streams as long as it plays (a looping background
+                // video): it is motion, not a load to wait for.
+                if p["type"] == "Media" {
+                    return;
+                }
+                let frame = (p["type"] == "Document").then(|| p["frameId"].as_str().unwrap_or_default().to_owned());
+                self.in_flight.insert(request_id(), frame);
+                self.last_activity = Some(Instant::now());
+            }
+            "Network.responseReceived" => {
+                let response = &p["response"];
+                let url = response["url"].as_str().unwrap_or_default().to_owned();
+                let status = response["status"].as_u64().unwrap_or(0) as u16;
+                let kind = match p["type"].as_str() {
+                    Some("Document") => {
+                        if main {
+                            let attachment = response["headers"].as_object().is_some_and(|headers| {
+                                headers.iter().any(|(name, value)| {
+                                    name.eq_ignore_ascii_case("content-disposition")
+                                        && value.as_str().is_some_and(|v| {
+                                            v.trim_start().to_ascii_lowercase().starts_with("attachment")
+                                        })
+                                })
+                            });
+                            let mime_type = response["mimeType"].as_str().unwrap_or_default().to_owned();
+                            self.documents.insert(
+                                request_id(),
+                                DocumentResponse {
+                                    status,
+                                    url,
+                                    mime_type,
+                                    attachment,
+                                },
+                            );
+                        }
+                        return;
+                    }
+                    Some("Image") => AssetKind::Image,
+                    Some("Stylesheet") => AssetKind::Stylesheet,
+                    Some("Font") => AssetKind::Font,
+                    _ => return,
+                };
+                if url.starts_with("http") && (200..300).contains(&status) {
+                    self.resources.insert(
+                        request_id(),
+                        Resource {
+                            url,
+                            kind,
+                            mime_type: response["mimeType"].as_str().unwrap_or_default().to_owned(),
+                            session: session.to_owned(),
+                            finished: false,
+                        },
+                    );
+                }
+            }
+            "Network.loadingFinished" => {
+                let id = request_id();
+                self.in_flight.remove(&id);
+                self.last_activity = Some(Instant::now());
+                if let Some(resource) = self.resources.get_mut(&id) {
+                    resource.finished = true;
+                }
+            }
+            "Network.loadingFailed" => {
+                self.in_flight.remove(&request_id());
+                self.last_activity = Some(Instant::now());
+            }
+            "Target.attachedToTarget" if p["targetInfo"]["type"] == "iframe" => {
+                let frame_id = p["targetInfo"]["targetId"].as_str().unwrap_or_default().to_owned();
+                // The frame's own process finishes loading its document and
+                // reports it in the frame's session: the request the parent
+                // saw start is no longer the parent's to wait for.
+                self.in_flight
+                    .retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
+                self.frames.push(Frame {
+                    session: p["sessionId"].as_str().unwrap_or_default().to_owned(),
+                    frame_id,
+                    parent_session: session.to_owned(),
+                });
+                self.last_activity = Some(Instant::now());
+            }
+            "Target.detachedFromTarget" => {
+                let gone = p["sessionId"].as_str().unwrap_or_default();
+                self.frames.retain(|f| f.session != gone);
+            }
+            "Network.webSocketCreated" => {
+                self.requested.extend(p["url"].as_str().and_then(authority_of));
+            }
+            "CSS.fontsUpdated" => {
+                let font = &p["font"];
+                if let (Some(family), Some(src)) = (font["platformFontFamily"].as_str(), font["src"].as_str()) {
+                    let text = |key: &str| font[key].as_str().unwrap_or("normal").to_owned();
+                    self.web_fonts.push(WebFont {
+                        family: family.to_owned(),
+                        weight: text("fontWeight"),
+                        style: text("fontStyle"),
+                        unicode_range: unicode_range(font["unicodeRange"].as_str().unwrap_or_default()),
+                        src: src.to_owned(),
+                    });
+                }
+            }
+            "Page.javascriptDialogOpening" if main && self.dialogs.len() < MAX_DIALOGS => {
+                let kind = match p["type"].as_str() {
+                    Some("confirm") => DialogKind::Confirm,
+                    Some("prompt") => DialogKind::Prompt,
+                    Some("beforeunload") => DialogKind::Beforeunload,
+                    _ => DialogKind::Alert,
+                };
+                let message = p["message"].as_str().unwrap_or_default();
+                self.dialogs.push(Dialog {
+                    kind,
+                    message: message.chars().take(MAX_DIALOG_MESSAGE_CHARS).collect(),
+                });
+            }
+            "Page.loadEventFired" if main => self.load_fired = true,
+            "Inspector.targetCrashed" if main => self.crashed = true,
+            _ => {}
+        }
+    }
+
+    /// Nothing in flight and nothing started or ended for `quiet`.
+    pub fn network_idle(&self, quiet: Duration) -> bool {
+        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
+    }
+
+    /// No request in flight, and none started or ended since `since`.
+    pub fn untouched_since(&self, since: Instant) -> bool {
+        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t < since)
+    }
+
+    /// Whether the page's documents asked for anything at `authority`
+    /// (`host:port`, as the egress proxy names a tunnel).
+    pub fn requested(&self, authority: &str) -> bool {
+        self.requested.contains(authority)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::page::NETWORK_IDLE_PERIOD;
+
+    fn event(method: &str, params: Value) -> Event {
+        Event {
+            method: method.into(),
+            params,
+        }
+    }
+
+    #[test]
+    fn media_that_streams_is_not_a_request_to_wait_for() {
+        let mut state = PageState::default();
+        state.apply(
+            "main",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "v", "type": "Media", "request": {"url": "http://a.test/loop.webm"}}),
+            ),
+        );
+        assert!(state.network_idle(Duration::ZERO), "a playing video holds nothing");
+        state.apply(
+            "main",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "i", "type": "Image", "request": {"url": "http://a.test/a.png"}}),
+            ),
+        );
+        assert!(!state.network_idle(Duration::ZERO), "an image still does");
+    }
+
+    #[test]
+    fn network_idle_waits_for_every_request_and_a_quiet_period() {
+        let mut state = PageState::default();
+        assert!(state.network_idle(NETWORK_IDLE_PERIOD), "nothing ever happened");
+        state.apply(
+            "P",
+            true,
+            &event("Network.requestWillBeSent", json!({"requestId": "1", "type": "Image"})),
+        );
+        assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
+        state.apply("P", true, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        assert!(state.network_idle(Duration::ZERO));
+        assert!(
+            !state.network_idle(Duration::from_secs(60)),
+            "not quiet long enough yet"
+        );
+        state.apply(
+            "P",
+            true,
+            &event("Network.requestWillBeSent", json!({"requestId": "2"})),
+        );
+        state.apply("P", true, &event("Network.loadingFailed", json!({"requestId": "2"})));
+        assert!(state.network_idle(Duration::ZERO), "a failed request is over too");
+    }
+
+    #[test]
+    fn dialogs_are_listed_in_order_their_messages_cut_and_their_number_bounded() {
+        let mut state = PageState::default();
+        let dialog = |kind: &str, message: &str| {
+            event(
+                "Page.javascriptDialogOpening",
+                json!({"type": kind, "message": message, "url": "http://page/"}),
+            )
+        };
+        state.apply("F", false, &dialog("alert", "from a frame's session"));
+        state.apply("P", true, &dialog("confirm", "Sure?"));
+        state.apply("P", true, &dialog("prompt", &"é".repeat(1_500)));
+        for _ in 0..200 {
+            state.apply("P", true, &dialog("beforeunload", ""));
+        }
+        assert_eq!(state.dialogs.len(), MAX_DIALOGS);
+        assert_eq!(
+            state.dialogs[0],
+            Dialog {
+                kind: DialogKind::Confirm,
+                message: "Sure?".into()
+            }
+        );
+        assert_eq!(state.dialogs[1].kind, DialogKind::Prompt);
+        assert_eq!(state.dialogs[1].message, "é".repeat(MAX_DIALOG_MESSAGE_CHARS));
+        assert_eq!(state.dialogs[99].kind, DialogKind::Beforeunload);
+    }
+
+    #[test]
+    fn main_documents_load_and_crashes_come_from_the_page_s_own_session_only() {
+        let mut state = PageState::default();
+        let document = |url: &str, status: u16| {
+            event(
+                "Network.responseReceived",
+                json!({"requestId": "L1", "type": "Document", "response": {
+                    "url": url, "status": status, "mimeType": "text/html",
+                    "headers": {"Content-Disposition": " Attachment; filename=a.html"},
+                }}),
+            )
+        };
+        state.apply("F", false, &document("http://frame/", 404));
+        state.apply("F", false, &event("Page.loadEventFired", json!({})));
+        state.apply("F", false, &event("Inspector.targetCrashed", json!({})));
+        assert!(state.documents.is_empty() && !state.load_fired && !state.crashed);
+        state.apply("P", true, &document("http://page/", 200));
+        state.apply("P", true, &event("Page.loadEventFired", json!({})));
+        assert_eq!(
+            state.documents["L1"],
+            DocumentResponse {
+                status: 200,
+                url: "http://page/".into(),
+                mime_type: "text/html".into(),
+                attachment: true,
+            }
+        );
+        assert!(state.load_fired);
+        state.apply("P", true, &event("Inspector.targetCrashed", json!({})));
+        assert!(state.crashed);
+    }
+
+    #[test]
+    fn resources_remember_the_session_that_can_read_them_and_only_2xx_http_is_kept() {
+        let mut state = PageState::default();
+        let response = |id: &str, kind: &str, url: &str, status: u16| {
+            event(
+                "Network.responseReceived",
+                json!({"requestId": id, "type": kind, "response": {"url": url, "status": status, "mimeType": "image/png"}}),
+            )
+        };
+        state.apply("F", false, &response("1", "Image", "http://frame/a.png", 200));
+        state.apply("P", true, &response("2", "Image", "http://page/missing.png", 404));
+        state.apply("P", true, &response("3", "Image", "data:image/png;base64,AA", 200));
+        state.apply("P", true, &response("4", "Script", "http://page/app.js", 200));
+        assert_eq!(state.resources.len(), 1);
+        assert!(!state.resources["1"].finished);
+        state.apply("F", false, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        let kept = &state.resources["1"];
+        assert_eq!(
+            (kept.session.as_str(), kept.kind, kept.finished),
+            ("F", AssetKind::Image, true)
+        );
+    }
+
+    #[test]
+    fn a_cross_site_frame_is_tracked_by_session_and_its_document_request_is_handed_over() {
+        let mut state = PageState::default();
+        // The parent sees the frame's document request start ...
+        state.apply(
+            "P",
+            true,
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "D", "type": "Document", "frameId": "FRAME1"}),
+            ),
+        );
+        assert!(!state.network_idle(Duration::ZERO));
+        // ... and the frame's own process finishes it.
+        let attached = |session: &str, target: &str, kind: &str| {
+            event(
+                "Target.attachedToTarget",
+                json!({"sessionId": session, "targetInfo": {"targetId": target, "type": kind}}),
+            )
+        };
+        state.apply("P", true, &attached("S1", "FRAME1", "iframe"));
+        assert!(state.network_idle(Duration::ZERO), "{:?}", state.in_flight);
+        state.apply("S1", false, &attached("S2", "FRAME2", "iframe"));
+        state.apply("P", true, &attached("W", "WORKER", "worker"));
+        assert_eq!(
+            state.frames,
+            [
+                Frame {
+                    session: "S1".into(),
+                    frame_id: "FRAME1".into(),
+                    parent_session: "P".into()
+                },
+                Frame {
+                    session: "S2".into(),
+                    frame_id: "FRAME2".into(),
+                    parent_session: "S1".into()
+                },
+            ],
+            "frames only, nested ones under their parent"
+        );
+        state.apply(
+            "S1",
+            false,
+            &event("Target.detachedFromTarget", json!({"sessionId": "S2"})),
+        );
+        assert_eq!(state.frames.len(), 1);
+    }
+}
