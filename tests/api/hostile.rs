@@ -149,3 +149,36 @@ async fn nothing_a_page_offers_as_a_download_reaches_the_disk(pool: PgPool) {
     let _ = std::fs::remove_dir_all(&tmp);
     assert!(found.is_empty(), "downloaded bytes on disk: {found:?}");
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn popups_are_closed_before_they_load_anything_and_counted(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let html = r#"<!doctype html><html><body>
+        <a id="link" href="/popup-link" target="_blank">link</a>
+        <form id="form" action="/popup-form" target="_blank"></form>
+        <script>
+        document.body.dataset.opened = String(window.open('/popup-open'));
+        document.getElementById('link').click();
+        document.getElementById('form').submit();
+        </script></body></html>"#;
+    let popup = Page::html("<p>a popup</p>");
+    let site = Site::start(vec![
+        ("/", Page::html(html)),
+        ("/popup-open", popup.clone()),
+        ("/popup-link", popup.clone()),
+        ("/popup-form", popup),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}");
+    let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    for path in ["/popup-open", "/popup-link", "/popup-form"] {
+        assert_eq!(site.hits(path), 0, "{path} reached the page's server");
+    }
+    assert_eq!(m["page"]["popupsClosed"], 3);
+    assert_eq!(attribute(m.element("link"), "target"), Some("_blank"));
+}

@@ -30,7 +30,10 @@ const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// Lines of Chromium's stderr kept to say why a launch failed.
 const STDERR_TAIL: usize = 20;
 
-/// Chromium's command line. Never `--no-sandbox`, never a switch that turns
+/// Chromium's command line. Never `--no-sandbox`, never
+/// `--disable-popup-blocking` (its popup blocker closes every popup before
+/// it loads anything: the worker never gives a page a user gesture), never
+/// a switch that turns
 /// site isolation off (`--disable-site-isolation-trials`, `site-per-process`
 /// or `IsolateOrigins` among the disabled features).
 pub const CHROMIUM_ARGS: &[&str] = &[
@@ -359,9 +362,10 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_keeps_the_sandbox_and_site_isolation() {
+    fn the_command_line_keeps_the_sandbox_site_isolation_and_the_popup_blocker() {
         for arg in CHROMIUM_ARGS {
             assert_ne!(*arg, "--no-sandbox");
+            assert_ne!(*arg, "--disable-popup-blocking");
             assert!(
                 !arg.contains("site-isolation") && !arg.contains("site-per-process") && !arg.contains("IsolateOrigins")
             );

@@ -282,6 +282,7 @@ impl Worker {
                 content_height: captured.content_height,
                 captured_height: captured.captured_height,
                 truncated: captured.truncated,
+                popups_closed: captured.popups_closed,
             },
             readiness: Readiness {
                 ready_selector: job.ready_selector.as_deref(),

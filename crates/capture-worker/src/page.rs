@@ -201,6 +201,11 @@ impl Page {
         self.state().dialogs.clone()
     }
 
+    /// How many popups the page tried to open (none of them loaded).
+    pub fn popups(&self) -> u32 {
+        self.state().popups
+    }
+
     /// Waits for `selector` to match, polling; `None` when there is none.
     pub async fn wait_until_ready(&self, selector: Option<&str>, timeout: Duration) -> Result<Option<bool>, Failure> {
         let Some(selector) = selector else {

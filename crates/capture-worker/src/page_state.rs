@@ -2,7 +2,7 @@
 //! fed one event at a time by `page::watch` from the page's own session and
 //! from every cross-site frame and worker attached below it. It knows the
 //! main documents' responses, the load event and crashes, the dialogs the
-//! page opened, the requests in flight (network idle), the responses worth
+//! page opened, the popups it tried to open, the requests in flight (network idle), the responses worth
 //! keeping as assets, the cross-site frames and the web fonts Chromium
 //! loaded.
 
@@ -21,6 +21,10 @@ pub struct PageState {
     pub(crate) documents: HashMap<String, DocumentResponse>,
     /// The JavaScript dialogs the page opened (at most `MAX_DIALOGS`).
     pub(crate) dialogs: Vec<Dialog>,
+    /// The popups the page tried to open (`Page.windowOpen`), each
+    /// refused by Chromium's popup blocker before it loaded anything: the
+    /// worker never gives the page a user gesture.
+    pub(crate) popups: u32,
     pub(crate) load_fired: bool,
     pub(crate) crashed: bool,
     /// Requests in flight; a document request names the frame it loads.
@@ -222,6 +226,7 @@ impl PageState {
                     message: message.chars().take(MAX_DIALOG_MESSAGE_CHARS).collect(),
                 });
             }
+            "Page.windowOpen" if main => self.popups += 1,
             "Page.loadEventFired" if main => self.load_fired = true,
             "Inspector.targetCrashed" if main => self.crashed = true,
             _ => {}

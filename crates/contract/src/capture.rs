@@ -82,7 +82,7 @@ pub struct SourceInfo<'a> {
     pub title: &'a str,
 }
 
-/// Heights in CSS px.
+/// The page: its heights in CSS px, and the popups it opened.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageInfo {
@@ -91,6 +91,9 @@ pub struct PageInfo {
     pub captured_height: u32,
     /// The page was taller than `CAPTURE_MAX_HEIGHT_PX` and was cut.
     pub truncated: bool,
+    /// The popups the page opened (`window.open`, `target=_blank`), each
+    /// closed before it loaded anything (SPEC §10).
+    pub popups_closed: u32,
 }
 
 #[derive(Serialize, JsonSchema)]
