@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::capture::{descendants_of, Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::manifest::{attribute, Manifest};
 use crate::helpers::TestApp;
 
@@ -181,4 +181,104 @@ async fn popups_are_closed_before_they_load_anything_and_counted(pool: PgPool) {
     }
     assert_eq!(m["page"]["popupsClosed"], 3);
     assert_eq!(attribute(m.element("link"), "target"), Some("_blank"));
+}
+
+/// A process's command line as one string.
+fn cmdline(pid: i32) -> String {
+    String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()).replace('\0', " ")
+}
+
+/// Fields 4 (parent) and 5 (process group) of `/proc/{pid}/stat`.
+fn parent_and_group(pid: i32) -> Option<(i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(1);
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+}
+
+/// The worker's browsers: its children that are Chromium's browser
+/// process, with the directory each runs in (`--user-data-dir`'s parent).
+fn browsers_of(worker: i32) -> Vec<(i32, String)> {
+    descendants_of(worker)
+        .into_iter()
+        .filter_map(|pid| {
+            let line = cmdline(pid);
+            let is_browser = parent_and_group(pid).map(|(parent, _)| parent) == Some(worker)
+                && line.contains("--remote-debugging-pipe")
+                && !line.contains("--type=");
+            let home = line
+                .split(' ')
+                .find_map(|a| a.strip_prefix("--user-data-dir="))?
+                .trim_end_matches("/profile")
+                .to_owned();
+            is_browser.then_some((pid, home))
+        })
+        .collect()
+}
+
+/// Which browser `pid` belongs to: the one whose process group it is in
+/// (every helper), or whose directory its command line names (the crash
+/// handler, which runs in a group of its own).
+fn owner(pid: i32, browsers: &[(i32, String)]) -> Option<i32> {
+    let (_, group) = parent_and_group(pid)?;
+    let line = cmdline(pid);
+    browsers
+        .iter()
+        .find(|(browser, home)| group == *browser || line.contains(home.as_str()))
+        .map(|(browser, _)| *browser)
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_warm_browser_is_relaunched_after_browser_max_captures_and_the_old_ones_are_reaped(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = Site::start(vec![("/", Page::html("<h1>Hello</h1>"))]).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[("BROWSER_MAX_CAPTURES", "2")]);
+    // Every browser seen, in order, and every process below the worker
+    // with the browser it belongs to.
+    let mut browsers: Vec<(i32, String)> = Vec::new();
+    let mut processes: Vec<(i32, i32)> = Vec::new();
+    for _ in 0..5 {
+        let id = app.import_url(&tenant, &site.url("/"), None).await;
+        assert_eq!(app.finished(&tenant, &id, &worker).await["status"], "completed");
+        for browser in browsers_of(worker.pid()) {
+            if !browsers.contains(&browser) {
+                browsers.push(browser);
+            }
+        }
+        for pid in worker.descendants() {
+            if let Some(browser) = owner(pid, &browsers) {
+                if !processes.contains(&(pid, browser)) {
+                    processes.push((pid, browser));
+                }
+            }
+        }
+    }
+    assert!(browsers.len() >= 3, "five captures, two per browser: {browsers:?}");
+    let last = browsers.last().unwrap().0;
+    assert!(
+        processes.iter().filter(|(_, b)| *b != last).count() > browsers.len() - 1,
+        "the old browsers' helpers were seen: {processes:?}"
+    );
+    // The old browsers and all their helpers are gone, not even zombies.
+    let gone = |pid: i32| !Path::new(&format!("/proc/{pid}")).exists();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut left: Vec<(i32, i32)>;
+    loop {
+        left = processes
+            .iter()
+            .filter(|(pid, browser)| *browser != last && !gone(*pid))
+            .copied()
+            .collect();
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        left.is_empty(),
+        "(process, browser) of old browsers left: {left:?} (browsers {browsers:?})"
+    );
+    let alive: Vec<i32> = browsers_of(worker.pid()).into_iter().map(|(pid, _)| pid).collect();
+    assert_eq!(alive, vec![last], "one browser alive at the end");
 }

@@ -105,7 +105,8 @@ async fn main() -> anyhow::Result<()> {
     let chromium = std::env::var("CHROMIUM_PATH").unwrap_or_else(|_| config::DEFAULT_CHROMIUM.into());
     let user = BrowserUser::parse(&std::env::var("CHROMIUM_USER").unwrap_or_else(|_| "nobody".into()))
         .map_err(anyhow::Error::msg)?;
-    let browsers = BrowserSlot::new(chromium.into(), guard.url(), user);
+    // One warm browser for every run, never relaunched.
+    let browsers = BrowserSlot::new(chromium.into(), guard.url(), user, u32::MAX);
     let browser = browsers.get().await?;
     for url in &options.urls {
         for run in 0..=options.runs {

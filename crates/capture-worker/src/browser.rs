@@ -90,6 +90,9 @@ pub struct Browser {
     pub version: String,
     pid: u32,
     home: PathBuf,
+    /// Closed already: its process group is not signalled twice (the pid
+    /// could name another group by then).
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Browser {
@@ -202,6 +205,7 @@ impl Browser {
             version,
             pid,
             home,
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -209,8 +213,11 @@ impl Browser {
         !self.cdp.is_closed()
     }
 
-    /// Asks the browser to close, then kills its process group.
+    /// Asks the browser to close, then kills its process group; once.
     pub async fn close(&self) {
+        if self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         let _ = self
             .cdp
             .call(None, "Browser.close", json!({}), Duration::from_secs(2))
@@ -226,53 +233,108 @@ impl Browser {
     }
 }
 
-/// Keeps one browser warm and replaces it when it has died.
+/// Keeps one browser warm, replaces it when it has died, and relaunches it
+/// after `max_captures` captures (SPEC §10).
 pub struct BrowserSlot {
     chromium: PathBuf,
     guard_proxy: String,
     user: BrowserUser,
-    current: Mutex<Option<Arc<Browser>>>,
+    max_captures: u32,
+    /// The running browser and how many captures it was handed out for.
+    current: Mutex<Option<(Arc<Browser>, u32)>>,
+    /// Relaunched browsers waiting for their last capture to end (held by
+    /// their `retire` task).
+    retiring: std::sync::Mutex<Vec<std::sync::Weak<Browser>>>,
 }
 
+/// How often a retired browser is checked for captures still using it.
+const RETIRE_POLL: Duration = Duration::from_millis(100);
+
 impl BrowserSlot {
-    pub fn new(chromium: PathBuf, guard_proxy: String, user: BrowserUser) -> Self {
+    pub fn new(chromium: PathBuf, guard_proxy: String, user: BrowserUser, max_captures: u32) -> Self {
         Self {
             chromium,
             guard_proxy,
             user,
+            max_captures: max_captures.max(1),
             current: Mutex::new(None),
+            retiring: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// The running browser, launching one if there is none or it died.
+    /// Launches the browser before the first capture asks for it.
+    pub async fn warm(&self) -> anyhow::Result<()> {
+        let mut current = self.current.lock().await;
+        if current.is_none() {
+            let browser = Browser::launch(&self.chromium, &self.guard_proxy, &self.user).await?;
+            *current = Some((Arc::new(browser), 0));
+        }
+        Ok(())
+    }
+
+    /// The browser for one more capture: the running one, or a new one if
+    /// there is none, it died, or it has served `max_captures` captures.
+    /// A browser relaunched that way is closed (its process group killed
+    /// and reaped) once the last capture still using it has ended, never
+    /// in the middle of one.
     pub async fn get(&self) -> anyhow::Result<Arc<Browser>> {
         let mut current = self.current.lock().await;
-        if let Some(browser) = current.as_ref() {
-            if browser.is_alive() {
+        if let Some((browser, served)) = current.as_mut() {
+            if browser.is_alive() && *served < self.max_captures {
+                *served += 1;
                 return Ok(browser.clone());
             }
-            tracing::warn!(pid = browser.pid, "chromium died; starting a new one");
-            metrics::counter!("worker_browser_restarts_total").increment(1);
-            browser.close().await;
+        }
+        if let Some((browser, _)) = current.take() {
+            if browser.is_alive() {
+                tracing::info!(
+                    pid = browser.pid,
+                    captures = self.max_captures,
+                    "relaunching the browser"
+                );
+                metrics::counter!("worker_browser_relaunches_total").increment(1);
+                let mut retiring = self.retiring.lock().expect("retiring lock");
+                retiring.retain(|browser| browser.strong_count() > 0);
+                retiring.push(Arc::downgrade(&browser));
+                tokio::spawn(retire(browser));
+            } else {
+                tracing::warn!(pid = browser.pid, "chromium died; starting a new one");
+                metrics::counter!("worker_browser_restarts_total").increment(1);
+                browser.close().await;
+            }
         }
         let browser = Arc::new(Browser::launch(&self.chromium, &self.guard_proxy, &self.user).await?);
-        *current = Some(browser.clone());
+        *current = Some((browser.clone(), 1));
         Ok(browser)
     }
 
     /// The running browser's product string (`Chrome/156…`).
     pub async fn version(&self) -> String {
         match self.current.lock().await.as_ref() {
-            Some(browser) => browser.version.clone(),
+            Some((browser, _)) => browser.version.clone(),
             None => "unknown".into(),
         }
     }
 
+    /// Closes the running browser and every relaunched one not closed yet
+    /// (the worker has let their captures finish, or given up on them).
     pub async fn shutdown(&self) {
-        if let Some(browser) = self.current.lock().await.take() {
+        if let Some((browser, _)) = self.current.lock().await.take() {
+            browser.close().await;
+        }
+        let retiring = std::mem::take(&mut *self.retiring.lock().expect("retiring lock"));
+        for browser in retiring.iter().filter_map(std::sync::Weak::upgrade) {
             browser.close().await;
         }
     }
+}
+
+/// Closes a relaunched browser once no capture holds it any more.
+async fn retire(browser: Arc<Browser>) {
+    while Arc::strong_count(&browser) > 1 {
+        tokio::time::sleep(RETIRE_POLL).await;
+    }
+    browser.close().await;
 }
 
 fn kill_group(pid: u32) {

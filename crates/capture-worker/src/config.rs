@@ -38,6 +38,10 @@ pub struct Config {
     /// Optional `/healthz` and `/metrics` listener.
     #[arg(long, env = "WORKER_HEALTH_ADDR")]
     pub health_addr: Option<SocketAddr>,
+    /// The warm browser is relaunched after this many captures (SPEC §10),
+    /// between captures: whatever Chromium leaks does not pile up.
+    #[arg(long, env = "BROWSER_MAX_CAPTURES", default_value = "200", value_parser = parse::count_to::<u32, 1_000_000>)]
+    pub browser_max_captures: u32,
     #[arg(long, env = "WORKER_SHUTDOWN_GRACE_SECS", default_value = "60", value_parser = parse::secs)]
     pub shutdown_grace: Duration,
     /// Development and tests only: exact `ip:port` pairs let through although

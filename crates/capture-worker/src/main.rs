@@ -82,12 +82,17 @@ async fn run(config: Config) -> anyhow::Result<()> {
     // requests) meets the same rules here.
     let guard = EgressProxy::start(policy.clone(), u64::MAX).await?;
     let aws = page_import_platform::aws::clients(config.shared.s3_force_path_style, None).await;
-    let browsers = BrowserSlot::new(config.chromium_path.clone(), guard.url(), config.chromium_user.clone());
+    let browsers = BrowserSlot::new(
+        config.chromium_path.clone(),
+        guard.url(),
+        config.chromium_user.clone(),
+        config.browser_max_captures,
+    );
     // Warm, so the first capture does not pay for the launch; and a worker
     // that cannot start a sandboxed browser stops here (it never falls back
     // to an unsandboxed one).
     browsers
-        .get()
+        .warm()
         .await
         .context("a sandboxed Chromium could not be started")?;
     let worker = Arc::new(Worker {
