@@ -282,3 +282,52 @@ async fn the_warm_browser_is_relaunched_after_browser_max_captures_and_the_old_o
     let alive: Vec<i32> = browsers_of(worker.pid()).into_iter().map(|(pid, _)| pid).collect();
     assert_eq!(alive, vec![last], "one browser alive at the end");
 }
+
+/// CPU time (user + system, in clock ticks) of `pid` so far.
+fn cpu_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_script_that_never_yields_fails_page_unresponsive_and_its_renderer_is_ended(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = Site::start(vec![
+        ("/spin", Page::html("<h1>Spinning</h1><script>while (true) {}</script>")),
+        ("/page", Page::html("<h1>A page</h1>")),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let id = app.import_url(&tenant, &site.url("/spin"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "failed", "{import}");
+    assert_eq!(import["attempt"], 1, "not retried: {import}");
+    let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
+    assert_eq!(
+        (failure["reason"].as_str(), failure["retryable"].as_bool()),
+        (Some("page_unresponsive"), Some(false)),
+        "{failure}"
+    );
+    // 5 s later no process below the worker is still spinning: none uses
+    // more than a tenth of a core over a second.
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let before: Vec<(i32, u64)> = worker
+        .descendants()
+        .into_iter()
+        .filter_map(|pid| Some((pid, cpu_ticks(pid)?)))
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let ticks_per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    let spinning: Vec<(i32, String)> = before
+        .iter()
+        .filter(|(pid, ticks)| cpu_ticks(*pid).is_some_and(|now| now - ticks > ticks_per_second / 10))
+        .map(|(pid, _)| (*pid, cmdline(*pid)))
+        .collect();
+    assert!(spinning.is_empty(), "still spinning: {spinning:?}");
+    // And the worker goes on.
+    let id = app.import_url(&tenant, &site.url("/page"), None).await;
+    assert_eq!(app.finished(&tenant, &id, &worker).await["status"], "completed");
+}

@@ -41,6 +41,8 @@ pub enum Cause {
     /// The source is not a page (SPEC §10): a download, or a main document
     /// that is not HTML, XHTML, SVG or plain text.
     NotAPage { content_type: String, download: bool },
+    /// The page's script never yielded (`while (true) {}`).
+    PageUnresponsive,
     /// The page downloaded more than `CAPTURE_MAX_BYTES`.
     PageTooLarge { mib: u64 },
     /// The renderer or the whole browser crashed.
@@ -82,6 +84,7 @@ impl Cause {
             Self::HttpStatus(_) => "http_status",
             Self::ReadyTimeout { .. } => "ready_timeout",
             Self::NotAPage { .. } => "not_a_page",
+            Self::PageUnresponsive => "page_unresponsive",
             Self::PageTooLarge { .. } => "page_too_large",
             Self::BrowserCrashed => "browser_crashed",
             Self::BrowserTimeout => "browser_timeout",
@@ -114,6 +117,7 @@ impl Cause {
             Self::NotAPage { content_type, .. } => {
                 format!("The source is not a page: its content type is {content_type}")
             }
+            Self::PageUnresponsive => "The page's script never yielded".into(),
             Self::PageTooLarge { mib } => format!("The page downloaded more than {mib} MiB"),
             Self::BrowserCrashed => "The browser crashed during the capture".into(),
             Self::BrowserTimeout => "The browser stopped responding during the capture".into(),
@@ -143,6 +147,7 @@ impl Cause {
             | Self::NavigationFailed { .. }
             | Self::ReadyTimeout { .. }
             | Self::NotAPage { .. }
+            | Self::PageUnresponsive
             | Self::PageTooLarge { .. }
             | Self::CaptureError => false,
         }
@@ -256,6 +261,7 @@ mod tests {
                 "not_a_page",
                 false,
             ),
+            (Cause::PageUnresponsive, "page_unresponsive", false),
             (Cause::InvalidSource, "invalid_source", false),
             (
                 Cause::NavigationFailed {

@@ -27,6 +27,9 @@ use crate::dom::Owner;
 use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
 
+/// A page that does not evaluate `1` within this, while its browser
+/// answers, is stuck in its own script.
+const UNRESPONSIVE_CHECK: Duration = Duration::from_secs(2);
 pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
 pub(crate) const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
@@ -157,7 +160,7 @@ impl Page {
         };
         let deadline = Instant::now() + timeout;
         let navigated = match self.call_within("Page.navigate", json!({"url": url}), timeout).await {
-            Err(CdpError::Timeout { .. }) => return Err(timed_out()),
+            Err(CdpError::Timeout { .. }) => return Err(self.stuck_or(timed_out()).await),
             other => other?,
         };
         let loader_id = navigated["loaderId"].as_str().unwrap_or_default();
@@ -185,7 +188,7 @@ impl Page {
                 break;
             }
             if Instant::now() >= deadline {
-                return Err(timed_out());
+                return Err(self.stuck_or(timed_out()).await);
             }
             tokio::time::sleep(POLL).await;
         }
@@ -214,7 +217,11 @@ impl Page {
         let probe = format!("!!document.querySelector({})", Value::String(selector.to_owned()));
         let deadline = Instant::now() + timeout;
         loop {
-            if self.evaluate(&probe, false, COMMAND_TIMEOUT).await? == Value::Bool(true) {
+            let matched = match self.evaluate(&probe, false, COMMAND_TIMEOUT).await {
+                Err(CdpError::Timeout { .. }) => return Err(self.stuck_or(Cause::BrowserTimeout.into()).await),
+                other => other?,
+            };
+            if matched == Value::Bool(true) {
                 return Ok(Some(true));
             }
             if Instant::now() >= deadline {
@@ -427,6 +434,7 @@ impl Page {
             }
             Ok(_) => Ok(None),
             Err(_) if self.crashed() => Err(Cause::BrowserCrashed.into()),
+            Err(CdpError::Timeout { .. }) if self.unresponsive().await => Err(Cause::PageUnresponsive.into()),
             Err(e) => {
                 tracing::debug!(error = %e, "a page probe went unanswered");
                 Ok(None)
@@ -652,6 +660,31 @@ impl Page {
     /// The renderer crashed, or the whole browser is gone.
     fn crashed(&self) -> bool {
         self.state().crashed || self.cdp.is_closed()
+    }
+
+    /// The page's script never yields (`while (true) {}`): the page does
+    /// not evaluate `1` within [`UNRESPONSIVE_CHECK`] while the browser
+    /// answers at once.
+    async fn unresponsive(&self) -> bool {
+        let page = self
+            .call_within("Runtime.evaluate", json!({"expression": "1"}), UNRESPONSIVE_CHECK)
+            .await;
+        if !matches!(page, Err(CdpError::Timeout { .. })) || self.crashed() {
+            return false;
+        }
+        self.cdp
+            .call(None, "Browser.getVersion", json!({}), UNRESPONSIVE_CHECK)
+            .await
+            .is_ok()
+    }
+
+    /// `PageUnresponsive` when the page's script is stuck, else `otherwise`.
+    async fn stuck_or(&self, otherwise: Failure) -> Failure {
+        if self.unresponsive().await {
+            Cause::PageUnresponsive.into()
+        } else {
+            otherwise
+        }
     }
 
     async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
