@@ -331,3 +331,81 @@ async fn a_script_that_never_yields_fails_page_unresponsive_and_its_renderer_is_
     let id = app.import_url(&tenant, &site.url("/page"), None).await;
     assert_eq!(app.finished(&tenant, &id, &worker).await["status"], "completed");
 }
+
+/// What a page finds of the state an origin can keep, as JSON.
+const READ_STATE: &str = r#"
+async function state() {
+    const dbs = indexedDB.databases ? (await indexedDB.databases()).map(d => d.name) : [];
+    const caches_ = await caches.keys();
+    const workers = (await navigator.serviceWorker.getRegistrations()).length;
+    return { cookie: document.cookie, local: localStorage.getItem('k'), session: sessionStorage.getItem('k'), dbs, caches: caches_, workers };
+}
+"#;
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn nothing_carries_from_one_capture_to_the_next(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let set = format!(
+        r#"<!doctype html><html><head><link rel="stylesheet" href="/style.css"></head><body><p id="state">?</p><script>
+        {READ_STATE}
+        (async () => {{
+            document.cookie = 'k=v; max-age=3600; path=/';
+            localStorage.setItem('k', 'v');
+            sessionStorage.setItem('k', 'v');
+            await new Promise(done => {{
+                const open = indexedDB.open('db', 1);
+                open.onupgradeneeded = () => open.result.createObjectStore('s');
+                open.onsuccess = () => {{ open.result.close(); done(); }};
+                open.onerror = done;
+            }});
+            await (await caches.open('c')).put('/cached', new Response('x'));
+            await navigator.serviceWorker.register('/sw.js');
+            await navigator.serviceWorker.ready;
+            document.getElementById('state').setAttribute('data-state', JSON.stringify(await state()));
+        }})().catch(e => document.getElementById('state').setAttribute('data-state', JSON.stringify({{error: String(e)}})));
+        </script></body></html>"#
+    );
+    let read = format!(
+        r#"<!doctype html><html><head><link rel="stylesheet" href="/style.css"></head><body><p id="state">?</p><script>
+        {READ_STATE}
+        (async () => document.getElementById('state').setAttribute('data-state', JSON.stringify(await state())))();
+        </script></body></html>"#
+    );
+    let site = Site::start(vec![
+        ("/set", Page::html(&set)),
+        ("/read", Page::html(&read)),
+        (
+            "/style.css",
+            Page::of("text/css", b"body { color: rgb(1, 2, 3) }".to_vec()).header("cache-control", "max-age=3600"),
+        ),
+        (
+            "/sw.js",
+            Page::of("text/javascript", b"self.addEventListener('fetch', () => {});".to_vec()),
+        ),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let mut found = Vec::new();
+    for path in ["/set", "/read"] {
+        let id = app.import_url(&tenant, &site.url(path), Some("[data-state]")).await;
+        let import = app.finished(&tenant, &id, &worker).await;
+        assert_eq!(import["status"], "completed", "{path}: {import}");
+        let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+        let state: serde_json::Value =
+            serde_json::from_str(attribute(m.element("state"), "data-state").unwrap()).unwrap();
+        found.push(state);
+    }
+    assert_eq!(
+        found[0],
+        json!({"cookie": "k=v", "local": "v", "session": "v", "dbs": ["db"], "caches": ["c"], "workers": 1}),
+        "the first capture set every kind of state"
+    );
+    assert_eq!(
+        found[1],
+        json!({"cookie": "", "local": null, "session": null, "dbs": [], "caches": [], "workers": 0}),
+        "the second capture of the same origin found none of it"
+    );
+    assert_eq!(site.hits("/style.css"), 2, "the cacheable stylesheet is fetched again");
+}

@@ -734,25 +734,34 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                 let frame = kind == "iframe";
                 // A worker's requests are the page's too (egress, network idle).
                 let watched = frame || kind.ends_with("worker");
+                // A service worker answers `Network.enable` only once it
+                // runs: asked in turn, it stalled its registration for the
+                // whole command timeout (10 s). Both are asked at once.
+                let enable_while_running = kind == "service_worker";
                 if watched {
                     watch(&cdp, &child, false, &state);
                 }
                 let cdp = cdp.clone();
                 tokio::spawn(async move {
+                    let run = || {
+                        cdp.call(
+                            Some(&child),
+                            "Runtime.runIfWaitingForDebugger",
+                            json!({}),
+                            COMMAND_TIMEOUT,
+                        )
+                    };
+                    if enable_while_running {
+                        let _ = tokio::join!(enable_network(&cdp, &child), run());
+                        return;
+                    }
                     if watched {
                         let _ = enable_network(&cdp, &child).await;
                     }
                     if frame {
                         let _ = auto_attach(&cdp, &child).await;
                     }
-                    let _ = cdp
-                        .call(
-                            Some(&child),
-                            "Runtime.runIfWaitingForDebugger",
-                            json!({}),
-                            COMMAND_TIMEOUT,
-                        )
-                        .await;
+                    let _ = run().await;
                 });
             } else if event.method == "Target.detachedFromTarget" {
                 cdp.forget_session(event.params["sessionId"].as_str().unwrap_or_default());

@@ -129,8 +129,14 @@ impl Site {
                 tokio::time::sleep(page.delay).await;
                 let mut response = Response::builder()
                     .status(StatusCode::from_u16(page.status).unwrap())
-                    .header(header::CONTENT_TYPE, page.content_type)
-                    .header(header::CACHE_CONTROL, "no-store");
+                    .header(header::CONTENT_TYPE, page.content_type);
+                if !page
+                    .headers
+                    .iter()
+                    .any(|(name, _)| name.eq_ignore_ascii_case("cache-control"))
+                {
+                    response = response.header(header::CACHE_CONTROL, "no-store");
+                }
                 if let Some(location) = page.location {
                     response = response.header(header::LOCATION, location);
                 }
