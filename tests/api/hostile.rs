@@ -409,3 +409,50 @@ async fn nothing_carries_from_one_capture_to_the_next(pool: PgPool) {
     );
     assert_eq!(site.hits("/style.css"), 2, "the cacheable stylesheet is fetched again");
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_page_that_exhausts_its_memory_fails_page_crashed_while_a_parallel_capture_completes(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // Two sites, so the two pages run in two renderers.
+    let hog = Site::start(vec![(
+        "/",
+        Page::html(
+            r#"<h1>Hungry</h1><script>
+            const kept = [];
+            (function grow() {
+                for (let i = 0; i < 20; i++) kept.push(new Array(1e6).fill(i));
+                setTimeout(grow, 0);
+            })();
+            </script>"#,
+        ),
+    )])
+    .await;
+    let calm = Site::start(vec![(
+        "/",
+        Page::html("<h1>Calm</h1>").delayed(std::time::Duration::from_millis(500)),
+    )])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(
+        &app,
+        &[hog.addr, calm.addr],
+        &[("CAPTURE_MAX_HEAP_MIB", "128"), ("WORKER_CONCURRENCY", "2")],
+    );
+    let hungry = app.import_url(&tenant, &hog.url("/"), None).await;
+    let other = app.import_url(&tenant, &calm.url("/"), None).await;
+    let import = app.finished(&tenant, &other, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}");
+    let import = app.finished(&tenant, &hungry, &worker).await;
+    assert_eq!(import["status"], "failed", "{import}");
+    let attempt = import["attempt"].as_u64().unwrap();
+    let failure = app
+        .object_json(&format!("page-imports/{hungry}/{attempt}/failure.json"))
+        .await;
+    assert_eq!(
+        (failure["reason"].as_str(), failure["retryable"].as_bool()),
+        (Some("page_crashed"), Some(true)),
+        "{failure}"
+    );
+    assert!(attempt > 1, "retried: {import}");
+}

@@ -106,7 +106,7 @@ async fn main() -> anyhow::Result<()> {
     let user = BrowserUser::parse(&std::env::var("CHROMIUM_USER").unwrap_or_else(|_| "nobody".into()))
         .map_err(anyhow::Error::msg)?;
     // One warm browser for every run, never relaunched.
-    let browsers = BrowserSlot::new(chromium.into(), guard.url(), user, u32::MAX);
+    let browsers = BrowserSlot::new(chromium.into(), guard.url(), user, u32::MAX, 1024);
     let browser = browsers.get().await?;
     for url in &options.urls {
         for run in 0..=options.runs {

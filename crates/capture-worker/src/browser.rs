@@ -96,7 +96,9 @@ pub struct Browser {
 }
 
 impl Browser {
-    async fn launch(chromium: &Path, guard_proxy: &str, user: &BrowserUser) -> anyhow::Result<Self> {
+    /// `max_heap_mib`: the JavaScript heap any one renderer may grow to
+    /// (V8's old space); a page that needs more crashes its renderer alone.
+    async fn launch(chromium: &Path, guard_proxy: &str, user: &BrowserUser, max_heap_mib: u32) -> anyhow::Result<Self> {
         // Its own directory (profile, HOME, TMPDIR), owned by the user it runs as.
         // Short: Chromium's singleton socket lives below TMPDIR, and a Unix
         // socket path has at most 107 bytes.
@@ -124,6 +126,7 @@ impl Browser {
         command
             .args(CHROMIUM_ARGS)
             .arg(format!("--proxy-server={guard_proxy}"))
+            .arg(format!("--js-flags=--max-old-space-size={max_heap_mib}"))
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
             .env_clear()
@@ -240,6 +243,7 @@ pub struct BrowserSlot {
     guard_proxy: String,
     user: BrowserUser,
     max_captures: u32,
+    max_heap_mib: u32,
     /// The running browser and how many captures it was handed out for.
     current: Mutex<Option<(Arc<Browser>, u32)>>,
     /// Relaunched browsers waiting for their last capture to end (held by
@@ -251,12 +255,19 @@ pub struct BrowserSlot {
 const RETIRE_POLL: Duration = Duration::from_millis(100);
 
 impl BrowserSlot {
-    pub fn new(chromium: PathBuf, guard_proxy: String, user: BrowserUser, max_captures: u32) -> Self {
+    pub fn new(
+        chromium: PathBuf,
+        guard_proxy: String,
+        user: BrowserUser,
+        max_captures: u32,
+        max_heap_mib: u32,
+    ) -> Self {
         Self {
             chromium,
             guard_proxy,
             user,
             max_captures: max_captures.max(1),
+            max_heap_mib,
             current: Mutex::new(None),
             retiring: std::sync::Mutex::new(Vec::new()),
         }
@@ -266,7 +277,7 @@ impl BrowserSlot {
     pub async fn warm(&self) -> anyhow::Result<()> {
         let mut current = self.current.lock().await;
         if current.is_none() {
-            let browser = Browser::launch(&self.chromium, &self.guard_proxy, &self.user).await?;
+            let browser = Browser::launch(&self.chromium, &self.guard_proxy, &self.user, self.max_heap_mib).await?;
             *current = Some((Arc::new(browser), 0));
         }
         Ok(())
@@ -303,7 +314,8 @@ impl BrowserSlot {
                 browser.close().await;
             }
         }
-        let browser = Arc::new(Browser::launch(&self.chromium, &self.guard_proxy, &self.user).await?);
+        let browser =
+            Arc::new(Browser::launch(&self.chromium, &self.guard_proxy, &self.user, self.max_heap_mib).await?);
         *current = Some((browser.clone(), 1));
         Ok(browser)
     }

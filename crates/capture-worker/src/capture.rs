@@ -73,12 +73,17 @@ pub async fn capture(
     let page = Page::open(browser, &proxy.url()).instrument(step("open")).await?;
     let result = run(&page, &proxy, job, settings, started).await;
     let blocked = asked_by_page(proxy.blocked(), &page);
+    let renderer_crashed = page.renderer_crashed();
     page.close().await;
     match result {
         Ok(captured) => Ok(Captured { blocked, ..captured }),
         Err(failure) => {
             let cause = if proxy.over_budget() {
                 page_too_large(settings)
+            } else if renderer_crashed && matches!(failure.cause, Cause::BrowserCrashed | Cause::BrowserTimeout) {
+                // The page's renderer went while the browser answers: the
+                // page's own doing (SPEC §10), the other captures go on.
+                Cause::PageCrashed
             } else {
                 failure.cause
             };

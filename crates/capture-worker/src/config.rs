@@ -38,6 +38,10 @@ pub struct Config {
     /// Optional `/healthz` and `/metrics` listener.
     #[arg(long, env = "WORKER_HEALTH_ADDR")]
     pub health_addr: Option<SocketAddr>,
+    /// The JavaScript heap of any one renderer (MiB): a page that needs
+    /// more crashes its renderer and fails `page_crashed`.
+    #[arg(long, env = "CAPTURE_MAX_HEAP_MIB", default_value = "1024", value_parser = parse::count_to::<u32, 65_536>)]
+    pub max_heap_mib: u32,
     /// The warm browser is relaunched after this many captures (SPEC §10),
     /// between captures: whatever Chromium leaks does not pile up.
     #[arg(long, env = "BROWSER_MAX_CAPTURES", default_value = "200", value_parser = parse::count_to::<u32, 1_000_000>)]

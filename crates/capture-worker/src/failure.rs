@@ -41,6 +41,9 @@ pub enum Cause {
     /// The source is not a page (SPEC §10): a download, or a main document
     /// that is not HTML, XHTML, SVG or plain text.
     NotAPage { content_type: String, download: bool },
+    /// The page's renderer crashed or ran out of memory
+    /// (`CAPTURE_MAX_HEAP_MIB`) while the browser went on.
+    PageCrashed,
     /// The page's script never yielded (`while (true) {}`).
     PageUnresponsive,
     /// The page downloaded more than `CAPTURE_MAX_BYTES`.
@@ -85,6 +88,7 @@ impl Cause {
             Self::ReadyTimeout { .. } => "ready_timeout",
             Self::NotAPage { .. } => "not_a_page",
             Self::PageUnresponsive => "page_unresponsive",
+            Self::PageCrashed => "page_crashed",
             Self::PageTooLarge { .. } => "page_too_large",
             Self::BrowserCrashed => "browser_crashed",
             Self::BrowserTimeout => "browser_timeout",
@@ -118,6 +122,7 @@ impl Cause {
                 format!("The source is not a page: its content type is {content_type}")
             }
             Self::PageUnresponsive => "The page's script never yielded".into(),
+            Self::PageCrashed => "The page crashed or ran out of memory".into(),
             Self::PageTooLarge { mib } => format!("The page downloaded more than {mib} MiB"),
             Self::BrowserCrashed => "The browser crashed during the capture".into(),
             Self::BrowserTimeout => "The browser stopped responding during the capture".into(),
@@ -137,6 +142,7 @@ impl Cause {
             | Self::NavigationTimeout { .. }
             | Self::NetworkError { .. }
             | Self::BrowserCrashed
+            | Self::PageCrashed
             | Self::BrowserTimeout
             | Self::BrowserUnavailable
             | Self::InternalError => true,
@@ -234,6 +240,7 @@ mod tests {
             (Cause::HttpStatus(503), "http_status", true),
             (Cause::HttpStatus(504), "http_status", true),
             (Cause::BrowserCrashed, "browser_crashed", true),
+            (Cause::PageCrashed, "page_crashed", true),
             (Cause::BrowserTimeout, "browser_timeout", true),
             (Cause::BrowserUnavailable, "browser_unavailable", true),
             (

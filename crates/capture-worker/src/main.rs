@@ -87,6 +87,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
         guard.url(),
         config.chromium_user.clone(),
         config.browser_max_captures,
+        config.max_heap_mib,
     );
     // Warm, so the first capture does not pay for the launch; and a worker
     // that cannot start a sandboxed browser stops here (it never falls back

@@ -662,6 +662,12 @@ impl Page {
         self.state().crashed || self.cdp.is_closed()
     }
 
+    /// The page's renderer crashed (`Inspector.targetCrashed`) while the
+    /// browser is still there.
+    pub fn renderer_crashed(&self) -> bool {
+        self.state().crashed && !self.cdp.is_closed()
+    }
+
     /// The page's script never yields (`while (true) {}`): the page does
     /// not evaluate `1` within [`UNRESPONSIVE_CHECK`] while the browser
     /// answers at once.
