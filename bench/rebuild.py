@@ -114,7 +114,8 @@ MIME = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/ja
         ".mjs": "text/javascript", ".json": "application/json", ".svg": "image/svg+xml", ".png": "image/png",
         ".jpg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".ico": "image/x-icon",
         ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".otf": "font/otf",
-        ".eot": "application/vnd.ms-fontobject", ".map": "application/json", ".txt": "text/plain"}
+        ".eot": "application/vnd.ms-fontobject", ".map": "application/json", ".txt": "text/plain",
+        ".webm": "video/webm"}
 
 
 class Site:
