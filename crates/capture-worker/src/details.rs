@@ -14,12 +14,14 @@ use base64::Engine;
 use bytes::Bytes;
 use futures::StreamExt;
 use page_import_contract::capture::AssetKind;
+use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use crate::cdp::Connection;
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
+use crate::protocol::PlatformFonts;
 
 /// CDP calls of one kind in flight at once while asking about nodes.
 const IN_FLIGHT: usize = 64;
@@ -348,21 +350,27 @@ async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, 
     answered.into_iter().flatten().collect()
 }
 
-/// `CSS.getPlatformFontsForNode`'s answer, most glyphs first.
+/// `CSS.getPlatformFontsForNode`'s answer, most glyphs first; none (and a
+/// line in the log) when it lacks a field it always has.
 fn platform_fonts(answer: &Value) -> Vec<FontUse> {
-    let mut fonts: Vec<(u64, FontUse)> = answer["fonts"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
+    let answer = match PlatformFonts::deserialize(answer) {
+        Ok(answer) => answer,
+        Err(error) => {
+            tracing::warn!(%error, "CSS.getPlatformFontsForNode answered without a field it always has");
+            return Vec::new();
+        }
+    };
+    let mut fonts: Vec<(u64, FontUse)> = answer
+        .fonts
+        .into_iter()
         .map(|f| {
             let font = FontUse {
-                family: f["familyName"].as_str().unwrap_or_default().to_owned(),
-                post_script_name: f["postScriptName"].as_str().unwrap_or_default().to_owned(),
-                custom: f["isCustomFont"].as_bool().unwrap_or(false),
+                family: f.family_name,
+                post_script_name: f.post_script_name,
+                custom: f.is_custom_font,
                 src: None,
             };
-            (f["glyphCount"].as_u64().unwrap_or(0), font)
+            (f.glyph_count, font)
         })
         .collect();
     fonts.sort_by_key(|(glyphs, _)| std::cmp::Reverse(*glyphs));

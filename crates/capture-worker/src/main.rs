@@ -17,6 +17,7 @@ mod job;
 mod manifest;
 mod page;
 mod page_state;
+mod protocol;
 mod queue;
 mod reaper;
 

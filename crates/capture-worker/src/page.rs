@@ -19,6 +19,7 @@ use base64::Engine;
 use bytes::Bytes;
 use page_import_contract::capture::{AssetKind, Dialog, FontFace};
 use page_import_contract::job::Viewport;
+use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
@@ -26,6 +27,7 @@ use crate::cdp::{CdpError, Connection, Reply};
 use crate::dom::Owner;
 use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
+use crate::protocol::{Navigated, PageEvent};
 
 /// A page that does not evaluate `1` within this, while its browser
 /// answers, is stuck in its own script.
@@ -163,10 +165,16 @@ impl Page {
             Err(CdpError::Timeout { .. }) => return Err(self.stuck_or(timed_out()).await),
             other => other?,
         };
-        let loader_id = navigated["loaderId"].as_str().unwrap_or_default();
-        let document = || self.state().documents.get(loader_id).cloned();
-        let is_download = navigated["isDownload"].as_bool().unwrap_or(false);
-        if let Some(error) = navigated["errorText"].as_str().filter(|e| !e.is_empty()) {
+        let navigated = Navigated::deserialize(&navigated).map_err(|e| {
+            tracing::warn!(error = %e, "Page.navigate answered without a field it always has");
+            Failure::from(Cause::CaptureError)
+        })?;
+        let document = || {
+            let loader_id = navigated.loader_id.as_deref()?;
+            self.state().documents.get(loader_id).cloned()
+        };
+        let is_download = navigated.is_download;
+        if let Some(error) = navigated.error_text.as_deref().filter(|e| !e.is_empty()) {
             return Ok(Navigation {
                 net_error: Some(error.to_owned()),
                 is_download,
@@ -734,9 +742,14 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
     let (cdp, session, state) = (cdp.clone(), session.to_owned(), state.clone());
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            if event.method == "Target.attachedToTarget" {
-                let child = event.params["sessionId"].as_str().unwrap_or_default().to_owned();
-                let kind = event.params["targetInfo"]["type"].as_str().unwrap_or_default();
+            let acted_on = matches!(
+                event.method.as_str(),
+                "Target.attachedToTarget" | "Target.detachedFromTarget" | "Page.javascriptDialogOpening"
+            );
+            let typed = if acted_on { PageEvent::read(&event) } else { None };
+            if let Some(PageEvent::AttachedToTarget(attached)) = &typed {
+                let child = attached.session_id.clone();
+                let kind = attached.target_info.kind.as_str();
                 let frame = kind == "iframe";
                 // A worker's requests are the page's too (egress, network idle).
                 let watched = frame || kind.ends_with("worker");
@@ -769,9 +782,9 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                     }
                     let _ = run().await;
                 });
-            } else if event.method == "Target.detachedFromTarget" {
-                cdp.forget_session(event.params["sessionId"].as_str().unwrap_or_default());
-            } else if event.method == "Page.javascriptDialogOpening" {
+            } else if let Some(PageEvent::DetachedFromTarget(detached)) = &typed {
+                cdp.forget_session(&detached.session_id);
+            } else if let Some(PageEvent::DialogOpening(_)) = &typed {
                 // Answered at once (SPEC §10): a dialog left open would hold
                 // the page's script, and its load, until the deadline.
                 // Dismissed: `confirm` is false, `prompt` null.

@@ -13,6 +13,7 @@ use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, 
 
 use crate::cdp::Event;
 use crate::egress::authority_of;
+use crate::protocol::PageEvent;
 
 /// What the events of the page's sessions told so far.
 #[derive(Default)]
@@ -104,131 +105,122 @@ pub(crate) struct Resource {
 }
 
 impl PageState {
-    /// Applies one event of `session` (`main`: the page's own session).
+    /// Applies one event of `session` (`main`: the page's own session). An
+    /// event the worker reads whose fields are missing is logged and left
+    /// out.
     pub fn apply(&mut self, session: &str, main: bool, event: &Event) {
-        let p = &event.params;
-        let request_id = || p["requestId"].as_str().unwrap_or_default().to_owned();
-        match event.method.as_str() {
-            "Network.requestWillBeSent" => {
-                self.requested
-                    .extend(p["request"]["url"].as_str().and_then(authority_of));
+        let Some(event) = PageEvent::read(event) else {
+            return;
+        };
+        match event {
+            PageEvent::RequestWillBeSent(sent) => {
+                self.requested.extend(authority_of(&sent.request.url));
                 // Media streams as long as it plays (a looping background
                 // video): it is motion, not a load to wait for.
-                if p["type"] == "Media" {
+                if sent.kind.as_deref() == Some("Media") {
                     return;
                 }
-                let frame = (p["type"] == "Document").then(|| p["frameId"].as_str().unwrap_or_default().to_owned());
-                self.in_flight.insert(request_id(), frame);
+                let frame = if sent.kind.as_deref() == Some("Document") {
+                    sent.frame_id
+                } else {
+                    None
+                };
+                self.in_flight.insert(sent.request_id, frame);
                 self.last_activity = Some(Instant::now());
             }
-            "Network.responseReceived" => {
-                let response = &p["response"];
-                let url = response["url"].as_str().unwrap_or_default().to_owned();
-                let status = response["status"].as_u64().unwrap_or(0) as u16;
-                let kind = match p["type"].as_str() {
-                    Some("Document") => {
+            PageEvent::ResponseReceived(received) => {
+                let response = received.response;
+                let kind = match received.kind.as_str() {
+                    "Document" => {
                         if main {
-                            let attachment = response["headers"].as_object().is_some_and(|headers| {
-                                headers.iter().any(|(name, value)| {
-                                    name.eq_ignore_ascii_case("content-disposition")
-                                        && value.as_str().is_some_and(|v| {
-                                            v.trim_start().to_ascii_lowercase().starts_with("attachment")
-                                        })
-                                })
-                            });
-                            let mime_type = response["mimeType"].as_str().unwrap_or_default().to_owned();
+                            let attachment = response.is_attachment();
                             self.documents.insert(
-                                request_id(),
+                                received.request_id,
                                 DocumentResponse {
-                                    status,
-                                    url,
-                                    mime_type,
+                                    status: response.status,
+                                    url: response.url,
+                                    mime_type: response.mime_type,
                                     attachment,
                                 },
                             );
                         }
                         return;
                     }
-                    Some("Image") => AssetKind::Image,
-                    Some("Stylesheet") => AssetKind::Stylesheet,
-                    Some("Font") => AssetKind::Font,
+                    "Image" => AssetKind::Image,
+                    "Stylesheet" => AssetKind::Stylesheet,
+                    "Font" => AssetKind::Font,
                     _ => return,
                 };
-                if url.starts_with("http") && (200..300).contains(&status) {
+                if response.url.starts_with("http") && (200..300).contains(&response.status) {
                     self.resources.insert(
-                        request_id(),
+                        received.request_id,
                         Resource {
-                            url,
+                            url: response.url,
                             kind,
-                            mime_type: response["mimeType"].as_str().unwrap_or_default().to_owned(),
+                            mime_type: response.mime_type,
                             session: session.to_owned(),
                             finished: false,
                         },
                     );
                 }
             }
-            "Network.loadingFinished" => {
-                let id = request_id();
-                self.in_flight.remove(&id);
+            PageEvent::LoadingFinished(ended) => {
+                self.in_flight.remove(&ended.request_id);
                 self.last_activity = Some(Instant::now());
-                if let Some(resource) = self.resources.get_mut(&id) {
+                if let Some(resource) = self.resources.get_mut(&ended.request_id) {
                     resource.finished = true;
                 }
             }
-            "Network.loadingFailed" => {
-                self.in_flight.remove(&request_id());
+            PageEvent::LoadingFailed(ended) => {
+                self.in_flight.remove(&ended.request_id);
                 self.last_activity = Some(Instant::now());
             }
-            "Target.attachedToTarget" if p["targetInfo"]["type"] == "iframe" => {
-                let frame_id = p["targetInfo"]["targetId"].as_str().unwrap_or_default().to_owned();
+            PageEvent::AttachedToTarget(attached) if attached.target_info.kind == "iframe" => {
+                let frame_id = attached.target_info.target_id;
                 // The frame's own process finishes loading its document and
                 // reports it in the frame's session: the request the parent
                 // saw start is no longer the parent's to wait for.
                 self.in_flight
                     .retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
                 self.frames.push(Frame {
-                    session: p["sessionId"].as_str().unwrap_or_default().to_owned(),
+                    session: attached.session_id,
                     frame_id,
                     parent_session: session.to_owned(),
                 });
                 self.last_activity = Some(Instant::now());
             }
-            "Target.detachedFromTarget" => {
-                let gone = p["sessionId"].as_str().unwrap_or_default();
-                self.frames.retain(|f| f.session != gone);
+            PageEvent::DetachedFromTarget(detached) => {
+                self.frames.retain(|f| f.session != detached.session_id);
             }
-            "Network.webSocketCreated" => {
-                self.requested.extend(p["url"].as_str().and_then(authority_of));
+            PageEvent::WebSocketCreated(created) => {
+                self.requested.extend(authority_of(&created.url));
             }
-            "CSS.fontsUpdated" => {
-                let font = &p["font"];
-                if let (Some(family), Some(src)) = (font["platformFontFamily"].as_str(), font["src"].as_str()) {
-                    let text = |key: &str| font[key].as_str().unwrap_or("normal").to_owned();
+            PageEvent::FontsUpdated(updated) => {
+                if let Some(font) = updated.font {
                     self.web_fonts.push(WebFont {
-                        family: family.to_owned(),
-                        weight: text("fontWeight"),
-                        style: text("fontStyle"),
-                        unicode_range: unicode_range(font["unicodeRange"].as_str().unwrap_or_default()),
-                        src: src.to_owned(),
+                        family: font.platform_font_family,
+                        weight: font.font_weight,
+                        style: font.font_style,
+                        unicode_range: unicode_range(&font.unicode_range),
+                        src: font.src,
                     });
                 }
             }
-            "Page.javascriptDialogOpening" if main && self.dialogs.len() < MAX_DIALOGS => {
-                let kind = match p["type"].as_str() {
-                    Some("confirm") => DialogKind::Confirm,
-                    Some("prompt") => DialogKind::Prompt,
-                    Some("beforeunload") => DialogKind::Beforeunload,
+            PageEvent::DialogOpening(dialog) if main && self.dialogs.len() < MAX_DIALOGS => {
+                let kind = match dialog.kind.as_str() {
+                    "confirm" => DialogKind::Confirm,
+                    "prompt" => DialogKind::Prompt,
+                    "beforeunload" => DialogKind::Beforeunload,
                     _ => DialogKind::Alert,
                 };
-                let message = p["message"].as_str().unwrap_or_default();
                 self.dialogs.push(Dialog {
                     kind,
-                    message: message.chars().take(MAX_DIALOG_MESSAGE_CHARS).collect(),
+                    message: dialog.message.chars().take(MAX_DIALOG_MESSAGE_CHARS).collect(),
                 });
             }
-            "Page.windowOpen" if main => self.popups += 1,
-            "Page.loadEventFired" if main => self.load_fired = true,
-            "Inspector.targetCrashed" if main => self.crashed = true,
+            PageEvent::WindowOpen if main => self.popups += 1,
+            PageEvent::LoadEventFired if main => self.load_fired = true,
+            PageEvent::TargetCrashed if main => self.crashed = true,
             _ => {}
         }
     }
@@ -294,7 +286,10 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event("Network.requestWillBeSent", json!({"requestId": "1", "type": "Image"})),
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "1", "type": "Image", "request": {"url": "http://a.test/1.png"}}),
+            ),
         );
         assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
         state.apply("P", true, &event("Network.loadingFinished", json!({"requestId": "1"})));
@@ -306,9 +301,19 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event("Network.requestWillBeSent", json!({"requestId": "2"})),
+            &event(
+                "Network.requestWillBeSent",
+                json!({"requestId": "2", "request": {"url": "http://a.test/2"}}),
+            ),
         );
-        state.apply("P", true, &event("Network.loadingFailed", json!({"requestId": "2"})));
+        state.apply(
+            "P",
+            true,
+            &event(
+                "Network.loadingFailed",
+                json!({"requestId": "2", "request": {"url": "http://a.test/2"}}),
+            ),
+        );
         assert!(state.network_idle(Duration::ZERO), "a failed request is over too");
     }
 
@@ -378,7 +383,7 @@ mod tests {
         let response = |id: &str, kind: &str, url: &str, status: u16| {
             event(
                 "Network.responseReceived",
-                json!({"requestId": id, "type": kind, "response": {"url": url, "status": status, "mimeType": "image/png"}}),
+                json!({"requestId": id, "type": kind, "response": {"url": url, "status": status, "mimeType": "image/png", "headers": {}}}),
             )
         };
         state.apply("F", false, &response("1", "Image", "http://frame/a.png", 200));
@@ -404,7 +409,7 @@ mod tests {
             true,
             &event(
                 "Network.requestWillBeSent",
-                json!({"requestId": "D", "type": "Document", "frameId": "FRAME1"}),
+                json!({"requestId": "D", "type": "Document", "frameId": "FRAME1", "request": {"url": "http://frame.test/"}}),
             ),
         );
         assert!(!state.network_idle(Duration::ZERO));
