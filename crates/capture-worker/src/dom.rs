@@ -485,6 +485,15 @@ pub fn dom<'s>(parts: &'s [Part<'_>], image_keys: &[String], fonts: Vec<UsedFont
     }
 }
 
+/// A node listed inside a shadow tree, below `host` (its parent as listed,
+/// at `host_index` in the document's node tree), in document `document`.
+struct ShadowRoot<'s> {
+    mode: &'s str,
+    host: usize,
+    host_index: usize,
+    document: usize,
+}
+
 /// The `dom` being built, part by part.
 struct Builder<'s, 'k> {
     nodes: Vec<Node<'s>>,
@@ -735,79 +744,28 @@ impl<'a> Snapshot<'a> {
                 },
                 None => None,
             };
-            // A shadow tree's top: a node in a shadow tree whose parent is
-            // in none, or in another, or hosts one (asked of Chromium). The
-            // browser's own trees (labelled `user-agent`, or below an element
-            // no page can attach a shadow root to, as `<select>`'s) get no
-            // shadow root node: their nodes stay as they are listed.
-            let host_name = |p: usize| tree.node_name.get(p).and_then(|s| self.string(*s)).unwrap_or_default();
             let parent = match (mode, parent, parent_index) {
-                (Some(mode), Some(host), Some(p)) if mode != "user-agent" && can_host_shadow_root(host_name(p)) => {
-                    let parent_mode = shadow.get(&p).and_then(|s| self.string(*s));
-                    let parent_backend = tree.backend_node_id.get(p).copied().unwrap_or(0);
-                    if parent_mode != Some(mode) || details.hosts.contains(&parent_backend) {
-                        let root = *roots.entry(host).or_insert_with(|| {
-                            let id = out.nodes.len();
-                            out.nodes.push(Node {
-                                id,
-                                parent: Some(host),
-                                node_type: 11,
-                                name: "#shadow-root",
-                                document: index,
-                                shadow_root: Some(mode),
-                                ..Default::default()
-                            });
-                            id
-                        });
-                        Some(root)
-                    } else {
-                        Some(host)
-                    }
+                (Some(mode), Some(host), Some(p)) => {
+                    let shadow_root = ShadowRoot {
+                        mode,
+                        host,
+                        host_index: p,
+                        document: index,
+                    };
+                    self.shadow_parent(out, tree, &shadow, details, &mut roots, shadow_root)
                 }
                 _ => parent,
             };
             let id = out.nodes.len();
             ids.push(Some(id));
             let name = self.string(at(&tree.node_name)).unwrap_or_default();
-            let attributes: Vec<[&str; 2]> = tree
-                .attributes
-                .get(i)
-                .map(|pairs| {
-                    pairs
-                        .chunks(2)
-                        // Chromium indexes an empty value (`hidden`,
-                        // `disabled`, `open`) as -1, no string.
-                        .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?).unwrap_or("")]))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let input_value = match name.to_ascii_uppercase().as_str() {
-                "INPUT" => {
-                    let input_type = attributes
-                        .iter()
-                        .find(|[k, _]| k.eq_ignore_ascii_case("type"))
-                        .map_or("text", |[_, v]| *v);
-                    let value = input_value
-                        .get(&i)
-                        .and_then(|s| self.string(*s))
-                        .filter(|v| !v.is_empty());
-                    match value {
-                        Some(v) if input_type.eq_ignore_ascii_case("password") => {
-                            // What the page shows, never the secret.
-                            Some(Cow::Owned("•".repeat(v.chars().count())))
-                        }
-                        Some(v) if is_text_like_input(input_type) => Some(Cow::Borrowed(v)),
-                        _ => None,
-                    }
-                }
-                "TEXTAREA" => text_value
-                    .get(&i)
-                    .or_else(|| input_value.get(&i))
-                    .and_then(|s| self.string(*s))
-                    .filter(|v| !v.is_empty())
-                    .map(Cow::Borrowed),
-                _ => None,
-            };
+            let attributes = self.attributes_of(tree, i);
+            let input_value = self.form_value(
+                name,
+                &attributes,
+                input_value.get(&i).copied(),
+                text_value.get(&i).copied(),
+            );
             if matches!(
                 name.to_ascii_uppercase().as_str(),
                 "IFRAME" | "FRAME" | "OBJECT" | "EMBED"
@@ -840,6 +798,99 @@ impl<'a> Snapshot<'a> {
             });
         }
         ids
+    }
+
+    /// The parent of a node in a shadow tree (SPEC §11): the shadow root
+    /// node of its host (made once per host) when the node is the shadow
+    /// tree's top, a node whose parent is in no shadow tree, in another,
+    /// or hosts one (asked of Chromium); else the host, its parent as
+    /// listed. The browser's own trees (labelled `user-agent`, or below an
+    /// element no page can attach a shadow root to, as `<select>`'s) get
+    /// no shadow root node: their nodes stay as they are listed.
+    fn shadow_parent<'s>(
+        &'s self,
+        out: &mut Builder<'s, '_>,
+        tree: &NodeTree,
+        shadow: &HashMap<usize, i32>,
+        details: &Details,
+        roots: &mut HashMap<usize, usize>,
+        node: ShadowRoot<'s>,
+    ) -> Option<usize> {
+        let host_name = tree
+            .node_name
+            .get(node.host_index)
+            .and_then(|s| self.string(*s))
+            .unwrap_or_default();
+        if node.mode == "user-agent" || !can_host_shadow_root(host_name) {
+            return Some(node.host);
+        }
+        let parent_mode = shadow.get(&node.host_index).and_then(|s| self.string(*s));
+        let parent_backend = tree.backend_node_id.get(node.host_index).copied().unwrap_or(0);
+        if parent_mode == Some(node.mode) && !details.hosts.contains(&parent_backend) {
+            return Some(node.host);
+        }
+        let root = *roots.entry(node.host).or_insert_with(|| {
+            let id = out.nodes.len();
+            out.nodes.push(Node {
+                id,
+                parent: Some(node.host),
+                node_type: 11,
+                name: "#shadow-root",
+                document: node.document,
+                shadow_root: Some(node.mode),
+                ..Default::default()
+            });
+            id
+        });
+        Some(root)
+    }
+
+    /// Node `i`'s attributes as `[name, value]`. Chromium indexes an empty
+    /// value (`hidden`, `disabled`, `open`) as -1, no string.
+    fn attributes_of(&self, tree: &NodeTree, i: usize) -> Vec<[&str; 2]> {
+        tree.attributes
+            .get(i)
+            .map(|pairs| {
+                pairs
+                    .chunks(2)
+                    .filter_map(|pair| Some([self.string(pair[0])?, self.string(*pair.get(1)?).unwrap_or("")]))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The value a form control shows (SPEC §11 form state): a text-like
+    /// `<input>`'s value (a password's as one bullet per character, never the
+    /// secret), a `<textarea>`'s text; `None` for anything else.
+    fn form_value(
+        &self,
+        name: &str,
+        attributes: &[[&str; 2]],
+        input_value: Option<i32>,
+        text_value: Option<i32>,
+    ) -> Option<Cow<'_, str>> {
+        match name.to_ascii_uppercase().as_str() {
+            "INPUT" => {
+                let input_type = attributes
+                    .iter()
+                    .find(|[k, _]| k.eq_ignore_ascii_case("type"))
+                    .map_or("text", |[_, v]| *v);
+                let value = input_value.and_then(|s| self.string(s)).filter(|v| !v.is_empty());
+                match value {
+                    Some(v) if input_type.eq_ignore_ascii_case("password") => {
+                        Some(Cow::Owned("•".repeat(v.chars().count())))
+                    }
+                    Some(v) if is_text_like_input(input_type) => Some(Cow::Borrowed(v)),
+                    _ => None,
+                }
+            }
+            "TEXTAREA" => text_value
+                .or(input_value)
+                .and_then(|s| self.string(s))
+                .filter(|v| !v.is_empty())
+                .map(Cow::Borrowed),
+            _ => None,
+        }
     }
 
     /// Boxes, styles, paint order, layout text and text boxes, scroll and
