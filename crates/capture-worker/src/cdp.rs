@@ -39,6 +39,17 @@ pub struct Event {
     pub params: Value,
 }
 
+#[cfg(test)]
+impl Event {
+    /// An event as Chromium would send it (unit tests).
+    pub fn new(method: &str, params: Value) -> Self {
+        Self {
+            method: method.into(),
+            params,
+        }
+    }
+}
+
 /// What a waiting command gets: the whole answer's text, or the error message.
 type Pending = HashMap<u64, oneshot::Sender<Result<String, String>>>;
 

@@ -244,17 +244,10 @@ impl PageState {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
     use crate::page::NETWORK_IDLE_PERIOD;
-
-    fn event(method: &str, params: Value) -> Event {
-        Event {
-            method: method.into(),
-            params,
-        }
-    }
 
     #[test]
     fn media_that_streams_is_not_a_request_to_wait_for() {
@@ -262,7 +255,7 @@ mod tests {
         state.apply(
             "main",
             true,
-            &event(
+            &Event::new(
                 "Network.requestWillBeSent",
                 json!({"requestId": "v", "type": "Media", "request": {"url": "http://a.test/loop.webm"}}),
             ),
@@ -271,7 +264,7 @@ mod tests {
         state.apply(
             "main",
             true,
-            &event(
+            &Event::new(
                 "Network.requestWillBeSent",
                 json!({"requestId": "i", "type": "Image", "request": {"url": "http://a.test/a.png"}}),
             ),
@@ -286,13 +279,17 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event(
+            &Event::new(
                 "Network.requestWillBeSent",
                 json!({"requestId": "1", "type": "Image", "request": {"url": "http://a.test/1.png"}}),
             ),
         );
         assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
-        state.apply("P", true, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        state.apply(
+            "P",
+            true,
+            &Event::new("Network.loadingFinished", json!({"requestId": "1"})),
+        );
         assert!(state.network_idle(Duration::ZERO));
         assert!(
             !state.network_idle(Duration::from_secs(60)),
@@ -301,7 +298,7 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event(
+            &Event::new(
                 "Network.requestWillBeSent",
                 json!({"requestId": "2", "request": {"url": "http://a.test/2"}}),
             ),
@@ -309,7 +306,7 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event(
+            &Event::new(
                 "Network.loadingFailed",
                 json!({"requestId": "2", "request": {"url": "http://a.test/2"}}),
             ),
@@ -321,7 +318,7 @@ mod tests {
     fn dialogs_are_listed_in_order_their_messages_cut_and_their_number_bounded() {
         let mut state = PageState::default();
         let dialog = |kind: &str, message: &str| {
-            event(
+            Event::new(
                 "Page.javascriptDialogOpening",
                 json!({"type": kind, "message": message, "url": "http://page/"}),
             )
@@ -349,7 +346,7 @@ mod tests {
     fn main_documents_load_and_crashes_come_from_the_page_s_own_session_only() {
         let mut state = PageState::default();
         let document = |url: &str, status: u16| {
-            event(
+            Event::new(
                 "Network.responseReceived",
                 json!({"requestId": "L1", "type": "Document", "response": {
                     "url": url, "status": status, "mimeType": "text/html",
@@ -358,11 +355,11 @@ mod tests {
             )
         };
         state.apply("F", false, &document("http://frame/", 404));
-        state.apply("F", false, &event("Page.loadEventFired", json!({})));
-        state.apply("F", false, &event("Inspector.targetCrashed", json!({})));
+        state.apply("F", false, &Event::new("Page.loadEventFired", json!({})));
+        state.apply("F", false, &Event::new("Inspector.targetCrashed", json!({})));
         assert!(state.documents.is_empty() && !state.load_fired && !state.crashed);
         state.apply("P", true, &document("http://page/", 200));
-        state.apply("P", true, &event("Page.loadEventFired", json!({})));
+        state.apply("P", true, &Event::new("Page.loadEventFired", json!({})));
         assert_eq!(
             state.documents["L1"],
             DocumentResponse {
@@ -373,7 +370,7 @@ mod tests {
             }
         );
         assert!(state.load_fired);
-        state.apply("P", true, &event("Inspector.targetCrashed", json!({})));
+        state.apply("P", true, &Event::new("Inspector.targetCrashed", json!({})));
         assert!(state.crashed);
     }
 
@@ -381,7 +378,7 @@ mod tests {
     fn resources_remember_the_session_that_can_read_them_and_only_2xx_http_is_kept() {
         let mut state = PageState::default();
         let response = |id: &str, kind: &str, url: &str, status: u16| {
-            event(
+            Event::new(
                 "Network.responseReceived",
                 json!({"requestId": id, "type": kind, "response": {"url": url, "status": status, "mimeType": "image/png", "headers": {}}}),
             )
@@ -392,7 +389,11 @@ mod tests {
         state.apply("P", true, &response("4", "Script", "http://page/app.js", 200));
         assert_eq!(state.resources.len(), 1);
         assert!(!state.resources["1"].finished);
-        state.apply("F", false, &event("Network.loadingFinished", json!({"requestId": "1"})));
+        state.apply(
+            "F",
+            false,
+            &Event::new("Network.loadingFinished", json!({"requestId": "1"})),
+        );
         let kept = &state.resources["1"];
         assert_eq!(
             (kept.session.as_str(), kept.kind, kept.finished),
@@ -407,7 +408,7 @@ mod tests {
         state.apply(
             "P",
             true,
-            &event(
+            &Event::new(
                 "Network.requestWillBeSent",
                 json!({"requestId": "D", "type": "Document", "frameId": "FRAME1", "request": {"url": "http://frame.test/"}}),
             ),
@@ -415,7 +416,7 @@ mod tests {
         assert!(!state.network_idle(Duration::ZERO));
         // ... and the frame's own process finishes it.
         let attached = |session: &str, target: &str, kind: &str| {
-            event(
+            Event::new(
                 "Target.attachedToTarget",
                 json!({"sessionId": session, "targetInfo": {"targetId": target, "type": kind}}),
             )
@@ -443,7 +444,7 @@ mod tests {
         state.apply(
             "S1",
             false,
-            &event("Target.detachedFromTarget", json!({"sessionId": "S2"})),
+            &Event::new("Target.detachedFromTarget", json!({"sessionId": "S2"})),
         );
         assert_eq!(state.frames.len(), 1);
     }

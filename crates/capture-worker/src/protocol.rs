@@ -200,26 +200,19 @@ mod tests {
 
     use super::*;
 
-    fn event(method: &str, params: Value) -> Event {
-        Event {
-            method: method.into(),
-            params,
-        }
-    }
-
     #[test]
     fn a_missing_field_chromium_always_sends_is_an_error_not_a_default() {
         // No status: before, a silent 0.
-        let response = event(
+        let response = Event::new(
             "Network.responseReceived",
             json!({"requestId": "1", "type": "Document", "response": {"url": "http://a/", "mimeType": "text/html", "headers": {}}}),
         );
         let error = PageEvent::parse(&response).unwrap_err();
         assert!(error.to_string().contains("status"), "{error}");
         // No request id: before, a silent "".
-        assert!(PageEvent::parse(&event("Network.loadingFinished", json!({}))).is_err());
+        assert!(PageEvent::parse(&Event::new("Network.loadingFinished", json!({}))).is_err());
         // Optional fields may be absent.
-        let sent = event(
+        let sent = Event::new(
             "Network.requestWillBeSent",
             json!({"requestId": "1", "request": {"url": "http://a/"}}),
         );
@@ -232,11 +225,11 @@ mod tests {
             }))
         ));
         assert!(matches!(
-            PageEvent::parse(&event("CSS.fontsUpdated", json!({}))).unwrap(),
+            PageEvent::parse(&Event::new("CSS.fontsUpdated", json!({}))).unwrap(),
             Some(PageEvent::FontsUpdated(FontsUpdated { font: None }))
         ));
         // A method the worker does not read is nothing.
-        assert!(PageEvent::parse(&event("Network.dataReceived", json!({})))
+        assert!(PageEvent::parse(&Event::new("Network.dataReceived", json!({})))
             .unwrap()
             .is_none());
     }
