@@ -12,7 +12,9 @@ binary at a time. Printed per page and binary (medians):
   `settleMs`, at most 3 s) and the quiet wait (`quietMs` − `revealMs`, at
   least 0.5 s, at most 5 s);
 - the capture without them: `totalMs` minus those two waits;
-- the asking of fonts, pixels and shadow hosts (`detailsMs` − `snapshotMs`);
+- snapshot to end (`detailsMs` − `snapshotMs`): the screenshot, with the
+  asking of fonts, pixels and shadow hosts alongside it since issue 21
+  part 3 (before, the asking alone, after the screenshot);
 - manifest bytes.
 
 A v1 manifest has no `revealMs`/`quietMs`/`detailsMs`: those read 0.
@@ -71,7 +73,7 @@ def main():
     print("\n## M: what manifest v2 costs a capture\n")
     print(f"Viewport {w.WIDTH}×{w.HEIGHT} at scale {w.SCALE}; medians of {runs} runs after a warm-up.\n")
     print("| page (nodes) | worker | message → callback ms | totalMs | scroll pass ms | quiet wait ms "
-          "| totalMs without the two waits | fonts, pixels, hosts ms | manifest bytes |")
+          "| totalMs without the two waits | snapshot → end ms | manifest bytes |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for label in ("before", "after"):

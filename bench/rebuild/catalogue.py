@@ -56,10 +56,22 @@ REAL = [
     Page("three", "/real/three.html", "npm"),             # three.js render loop that never stops
     Page("swiper", "/real/swiper.html", "npm"),           # Swiper carousel, autoplay every 2.5 s
     Page("videojs", "/real/videojs.html", "npm+video"),   # video.js, muted looping background video
+    # Issue 31: tall documentation pages with scroll listeners, from the Rust
+    # toolchain's own docs (rustup's rust-docs component), and bench W's
+    # 25 000-node page.
+    Page("mdbook-strings", "/rust-docs/book/ch08-02-strings.html", "rust-docs"),     # mdBook, the Rust book
+    Page("mdbook-ownership", "/rust-docs/book/ch04-01-what-is-ownership.html", "rust-docs"),
+    Page("mdbook-manifest", "/rust-docs/cargo/reference/manifest.html", "rust-docs"),  # mdBook, the Cargo book
+    Page("rustdoc-option", "/rust-docs/core/option/enum.Option.html", "rust-docs"),    # taller than 16 384 px
+    Page("nodes-25000", "/nodes/25000.html", "nodes"),
 ]
 # The moving pages and the right-to-left one: the capture-speed comparison
 # with Chromium's one-shot (`--pages reader`).
 READER = ("rtl", "headroom", "three", "swiper", "videojs")
+# The capture-speed set of issue 31 (`--pages speed`): tall documentation
+# pages with scroll listeners, small real pages and a 25 000-node page.
+SPEED = ("mdbook-strings", "mdbook-ownership", "mdbook-manifest", "rustdoc-option", "rustdoc", "sphinx",
+         "bootstrap", "shoelace", "fontawesome", "swagger-ui", "rtl", "nodes-25000")
 
 
 def cache_dir(root):
@@ -68,7 +80,7 @@ def cache_dir(root):
 
 def mounts(root):
     cache = cache_dir(root)
-    return [
+    return [mount for mount in [
         ("/", os.path.join(HERE, "pages")),
         ("/npm", os.path.join(cache, "npm", "node_modules")),
         ("/rustdoc", os.path.join(cache, "rustdoc", "doc")),
@@ -76,7 +88,19 @@ def mounts(root):
         ("/video", os.path.join(cache, "video")),
         ("/openapi.json", os.path.join(root, "openapi.json")),
         ("/sysfonts", "/usr/share/fonts"),
-    ]
+        ("/rust-docs", rust_docs()),
+        ("/nodes", os.path.join(cache, "nodes")),
+    ] if mount[1]]
+
+
+def rust_docs():
+    """The toolchain's own HTML docs (the Rust and Cargo books, std), or ''."""
+    try:
+        sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return os.path.join(sysroot, "share", "doc", "rust", "html") if sysroot else ""
 
 
 def run(command, log, **kw):
@@ -200,6 +224,28 @@ def ensure_sphinx(root, log):
                 os.path.join(folder, "html")], log, timeout=600)
 
 
+def ensure_rust_docs(root, log):
+    """rustup's rust-docs component (in its default profile); installed
+    when missing, left out when that fails."""
+    if os.path.isfile(os.path.join(rust_docs(), "book", "ch08-02-strings.html")):
+        return True
+    return bool(shutil.which("rustup")) and run(["rustup", "component", "add", "rust-docs"], log, timeout=600) \
+        and os.path.isfile(os.path.join(rust_docs(), "book", "ch08-02-strings.html"))
+
+
+def ensure_nodes(root, log):
+    """Bench W's 25 000-node page, written once."""
+    folder = os.path.join(cache_dir(root), "nodes")
+    path = os.path.join(folder, "25000.html")
+    if not os.path.isfile(path):
+        sys.path.insert(0, os.path.dirname(HERE))
+        import worker
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(worker.page(25000))
+    return True
+
+
 def catalogue(root, smoke, log, names=None):
     """The pages to capture: `names` (all when None), or the smoke pages;
     fetches and builds what the wanted real-world pages need."""
@@ -207,8 +253,11 @@ def catalogue(root, smoke, log, names=None):
         return [p for p in OWN if p.name in SMOKE]
     if names is not None and "reader" in names:
         names = list(names) + list(READER)
+    if names is not None and "speed" in names:
+        names = list(names) + list(SPEED)
     pages = [p for p in OWN + REAL if names is None or p.name in names]
-    ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx, "video": ensure_video}
+    ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx, "video": ensure_video,
+              "rust-docs": ensure_rust_docs, "nodes": ensure_nodes}
     needs = lambda p: p.needs.split("+") if p.needs else []  # noqa: E731
     ready = {need: ensure[need](root, log) for need in sorted({n for p in pages for n in needs(p)})}
     left_out = [p.name for p in pages if not all(ready[n] for n in needs(p))]
