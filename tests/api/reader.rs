@@ -483,3 +483,80 @@ async fn the_page_is_brought_back_to_the_top_as_a_reader_scrolls_back_and_what_w
         classes("fold")
     );
 }
+
+/// A tall page whose script only polls how far the page was scrolled, into
+/// its title: it hears no scroll event and observes no intersection, unless
+/// `listens` adds a way to.
+fn polled(listens: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>scrolled 0</title><style>
+        body, h1 {{ margin: 0; }} #page {{ position: relative; height: 5000px; }}
+        #far {{ position: absolute; top: 4000px; }}
+        </style></head><body><div id="page"><h1 id="top">Top</h1><p id="far">Far below</p></div><script>
+        let most = 0;
+        setInterval(() => {{
+          if (scrollY > most) {{ most = scrollY; document.title = 'scrolled ' + most; }}
+        }}, 5);
+        {listens}
+        </script></body></html>"#
+    )
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_page_nothing_hears_scroll_has_no_scroll_pass_and_is_captured_from_its_top(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = Site::start(vec![
+        ("/unheard", Page::html(&polled(""))),
+        (
+            "/listener",
+            Page::html(&polled("document.addEventListener('scroll', () => {});")),
+        ),
+        ("/handler", Page::html(&polled("window.onscroll = () => {};"))),
+        (
+            "/observer",
+            Page::html(&polled(
+                "new IntersectionObserver(() => {}).observe(document.getElementById('far'));",
+            )),
+        ),
+        ("/self-scrolled", Page::html(&polled("scrollTo(0, 4000);"))),
+    ])
+    .await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let title = |m: &Manifest| m["source"]["title"].as_str().unwrap().to_owned();
+    let scroll = |m: &Manifest| -> Vec<f64> {
+        let scroll = m["dom"]["documents"][0]["scroll"].as_array().unwrap();
+        scroll.iter().map(|v| v.as_f64().unwrap()).collect()
+    };
+
+    let id = completed_capture(&app, &tenant, &worker, &site.url("/unheard"), 1.0).await;
+    let m = app.manifest(&id, 1).await;
+    assert_eq!(
+        title(&m),
+        "scrolled 0",
+        "nothing heard the page scroll, so it was not scrolled"
+    );
+    assert_eq!(m["page"]["contentHeight"], 5000);
+
+    // Each way of hearing the page scroll gets the scroll pass: the page is
+    // scrolled down and brought back to the top.
+    for path in ["/listener", "/handler", "/observer"] {
+        let id = completed_capture(&app, &tenant, &worker, &site.url(path), 1.0).await;
+        let m = app.manifest(&id, 1).await;
+        let most: u32 = title(&m).trim_start_matches("scrolled ").parse().unwrap();
+        assert!(
+            most >= 4000,
+            "{path}: the scroll pass went down the page: {}",
+            title(&m)
+        );
+        assert_eq!(scroll(&m), [0.0, 0.0], "{path}");
+    }
+
+    // A page nobody listens to that scrolled itself is captured from its top
+    // all the same.
+    let id = completed_capture(&app, &tenant, &worker, &site.url("/self-scrolled"), 1.0).await;
+    let m = app.manifest(&id, 1).await;
+    assert_eq!(title(&m), "scrolled 4000", "the page scrolled itself, and nothing more");
+    assert_eq!(scroll(&m), [0.0, 0.0]);
+}

@@ -33,10 +33,11 @@
 //   the snapshot taken after it. (CSS that depends on the viewport, `vh`
 //   units and media queries, and ResizeObserver and matchMedia listeners
 //   still see it.)
-// - when the page last set a timer (`setTimeout`, `setInterval`), when
-//   the last short timeout it set is due, and which intervals run, so the
-//   worker's scroll pass can tell whether the page's scripts may still be
-//   reacting to a step (a debounced scroll handler).
+// - whether any script hears the page scroll (a scroll listener on the
+//   window or the document, an IntersectionObserver), so the worker can
+//   leave out the scroll pass of a page nobody listens to; and when the last
+//   short timeout the page set is due, so the pass can wait for a step's
+//   delayed reaction (a debounced scroll handler).
 //
 // The page can see and change all of this; every wait that relies on it is
 // bounded by the worker.
@@ -61,10 +62,9 @@
     size: '',
     raf: w.requestAnimationFrame.bind(w),
     setTimeout: w.setTimeout.bind(w),
-    lastTimer: 0,
     timerDue: 0,
-    intervals: new Set(),
     seen: new WeakSet(),
+    scrollHeard: false,
   };
   Object.defineProperty(w, '__pageImportCapture', { value: state });
   const touch = () => {
@@ -138,27 +138,19 @@
   const setTimeout_ = w.setTimeout;
   w.setTimeout = function (callback, delay, ...rest) {
     const now = performance.now();
-    state.lastTimer = now;
     const ms = Number(delay) || 0;
     if (ms <= SHORT_TIMEOUT_MS) state.timerDue = Math.max(state.timerDue, now + ms);
     return setTimeout_.call(w, held(callback), delay, ...rest);
   };
   const setInterval_ = w.setInterval;
   w.setInterval = function (callback, ...rest) {
-    state.lastTimer = performance.now();
-    const id = setInterval_.call(w, held(callback), ...rest);
-    state.intervals.add(id);
-    return id;
-  };
-  const clearInterval_ = w.clearInterval;
-  w.clearInterval = function (id) {
-    state.intervals.delete(id);
-    return clearInterval_.call(w, id);
+    return setInterval_.call(w, held(callback), ...rest);
   };
   const IO = w.IntersectionObserver;
   if (IO) {
     w.IntersectionObserver = class IntersectionObserver extends IO {
       constructor(callback, options) {
+        state.scrollHeard = true;
         super((entries, observer) => {
           if (state.frozen) return;
           const kept = entries.filter((e) => {
@@ -246,4 +238,15 @@
     },
     true,
   );
+  // Whether any script hears the page scroll (with the IntersectionObservers
+  // above): a page nobody listens to has no scroll pass. Installed after the
+  // worker's own listeners.
+  const listen = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, ...rest) {
+    if ((type === 'scroll' || type === 'scrollend') &&
+        (this === w || this === document || this === document.documentElement || this === document.body)) {
+      state.scrollHeard = true;
+    }
+    return listen.call(this, type, ...rest);
+  };
 })();

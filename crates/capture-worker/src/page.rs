@@ -277,18 +277,40 @@ impl Page {
     /// its own `scrollTo` or timers only shortens the pass, which improves
     /// a capture and never fails it.
     ///
+    /// A page that nothing on it could hear scrolling (no scroll listener
+    /// on the window or document, no IntersectionObserver, no frames whose
+    /// scripts `page.js` does not see) has no pass: its lazy images were
+    /// made eager at [`Page::settle`], and there is nothing else for a
+    /// scroll to reveal.
+    ///
     /// At each step the page gets two animation frames, in which Chromium
-    /// delivers scroll events and IntersectionObserver callbacks. A step
-    /// the page may still be reacting to is held for [`REVEAL_PAUSE`] in
-    /// all, so what appears in view can appear: one after which the page
-    /// mutated its DOM, drew on a canvas in an animation frame, set a timer or
-    /// started or ended a request, and every step while an interval runs
-    /// or the page has frames (whose scripts `page.js` does not see). A
-    /// page none of whose scripts heard the step goes on to the next.
+    /// delivers scroll events and IntersectionObserver callbacks, and so
+    /// reacts: a section revealed, an image asked for (which the network
+    /// wait after the pass waits for), a chart set drawing (which the quiet
+    /// wait waits for). A step is held longer, up to [`REVEAL_PAUSE`] in
+    /// all, only while a reaction is still due: a short timeout the page
+    /// set (a debounced scroll handler), or everything when the page has
+    /// frames.
     pub async fn reveal(&self, max_height: u32) -> Result<(), Failure> {
         let started = Instant::now();
-        self.probe("(s => { if (s) s.hold = true; return true; })(window.__pageImportCapture)")
+        let listened = self
+            .probe(
+                "(s => {
+                    if (!s) return true;
+                    s.hold = true;
+                    const d = document;
+                    return s.scrollHeard || window.frames.length > 0
+                        || !!(window.onscroll || window.onscrollend || d.onscroll || d.onscrollend);
+                })(window.__pageImportCapture)",
+            )
             .await?;
+        if listened == Some(Value::Bool(false)) {
+            // A page that scrolled itself is captured from the top all
+            // the same.
+            self.probe("(scrollY || scrollX) ? (scrollTo({ top: 0, left: 0, behavior: 'instant' }), true) : true")
+                .await?;
+            return Ok(());
+        }
         let mut steps = 0;
         while started.elapsed() < REVEAL_BUDGET {
             let step_started = Instant::now();
@@ -299,22 +321,24 @@ impl Page {
                     const s = window.__pageImportCapture;
                     const t = performance.now();
                     scrollTo({{ top: y, left: 0, behavior: 'instant' }});
-                    if (!s) return 'heard';
+                    if (!s) return 'blind';
                     await new Promise(done => {{ s.setTimeout(done, {pause}); s.raf(() => s.raf(done)); }});
-                    const heard = s.lastChange > t || s.lastFrame > t || s.lastTimer > t || s.intervals.size > 0 || window.frames.length > 0;
-                    return heard ? 'heard' : 'unheard';
+                    while (performance.now() - t < {pause} && performance.now() < s.timerDue) {{
+                        await new Promise(done => s.setTimeout(done, Math.max(1, s.timerDue - performance.now())));
+                    }}
+                    return window.frames.length > 0 ? 'blind' : 'seen';
                 }})()",
                 next = steps + 1,
                 pause = REVEAL_PAUSE.as_millis(),
             );
-            let heard = match self.probe_awaiting(&step).await?.as_ref().and_then(Value::as_str) {
-                Some("unheard") => !self.state().untouched_since(step_started),
-                Some("heard") => true,
+            let blind = match self.probe_awaiting(&step).await?.as_ref().and_then(Value::as_str) {
+                Some("seen") => false,
+                Some("blind") => true,
                 // The end of the page, or a step the page broke.
                 _ => break,
             };
             steps += 1;
-            if heard {
+            if blind {
                 tokio::time::sleep(REVEAL_PAUSE.saturating_sub(step_started.elapsed())).await;
             }
         }

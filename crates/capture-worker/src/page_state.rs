@@ -230,11 +230,6 @@ impl PageState {
         self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
     }
 
-    /// No request in flight, and none started or ended since `since`.
-    pub fn untouched_since(&self, since: Instant) -> bool {
-        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t < since)
-    }
-
     /// Whether the page's documents asked for anything at `authority`
     /// (`host:port`, as the egress proxy names a tunnel).
     pub fn requested(&self, authority: &str) -> bool {
