@@ -422,7 +422,10 @@ impl Page {
             if still || Instant::now() >= deadline {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            // Asked again when the page will have been still long enough
+            // if nothing changes meanwhile, at most a poll away.
+            let left = Duration::from_millis((PAGE_STILL_PERIOD.as_millis() as f64 - still_ms).max(0.0) as u64);
+            tokio::time::sleep(left.clamp(Duration::from_millis(10), POLL)).await;
         }
         // One instant from here on (SPEC §11): the page's frames and timers
         // stop (`page.js`), and so do its animations and media, before the
