@@ -293,6 +293,8 @@ def main():
     parser.add_argument("--scale", type=float, default=2)
     parser.add_argument("--reuse", action="store_true", help="rebuild the captures already under --out")
     parser.add_argument("--runs", type=int, default=1, help="captures per page; capture ms is their median")
+    parser.add_argument("--no-rebuild", action="store_true",
+                        help="capture only (times and bytes for bench/speed_table.py), no rebuild or comparison")
     parser.add_argument("--oneshot", type=int, default=0, metavar="N",
                         help="also time `chromium --headless --screenshot` of each page N times (median)")
     args = parser.parse_args()
@@ -353,6 +355,8 @@ def main():
         if moto:
             moto.stop()
 
+    if args.no_rebuild:
+        return
     rows = []
     # The rebuilds and the assets they load, over HTTP (Chromium loads no
     # web font from file://), on a free port of loopback.
