@@ -30,6 +30,9 @@ mod dom;
 #[allow(dead_code, unused_imports)]
 #[path = "../src/egress.rs"]
 mod egress;
+#[allow(dead_code, unused_imports)]
+#[path = "../src/protocol.rs"]
+mod protocol;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

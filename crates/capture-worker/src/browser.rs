@@ -25,6 +25,7 @@ use tokio::sync::Mutex;
 
 use crate::cdp::Connection;
 use crate::config::BrowserUser;
+use crate::protocol::BrowserVersion;
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// Lines of Chromium's stderr kept to say why a launch failed.
@@ -190,8 +191,11 @@ impl Browser {
                 tracing::trace!(method = %event.method, "browser event");
             }
         });
-        let version = match cdp.call(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT).await {
-            Ok(version) => version["product"].as_str().unwrap_or("unknown").to_owned(),
+        let version = match cdp
+            .ask::<BrowserVersion>(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT)
+            .await
+        {
+            Ok(version) => version.product,
             Err(e) => {
                 kill_group(pid);
                 let _ = std::fs::remove_dir_all(&home);

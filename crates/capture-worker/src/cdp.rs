@@ -14,10 +14,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
+
+use crate::protocol::{Attached, CreatedContext, CreatedTarget};
 
 /// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
@@ -162,15 +165,15 @@ impl Connection {
     /// page's session id. The context is disposed again if the page cannot
     /// be opened.
     pub async fn open_page(&self, proxy_url: &str, timeout: Duration) -> Result<(String, String), CdpError> {
-        let context = self
-            .call(
+        let context: CreatedContext = self
+            .ask(
                 None,
                 "Target.createBrowserContext",
                 json!({"disposeOnDetach": true, "proxyServer": proxy_url, "proxyBypassList": "<-loopback>"}),
                 timeout,
             )
             .await?;
-        let context_id = context["browserContextId"].as_str().unwrap_or_default().to_owned();
+        let context_id = context.browser_context_id;
         let page = async {
             // Nothing a page offers as a download is written anywhere
             // (SPEC §10).
@@ -181,23 +184,23 @@ impl Connection {
                 timeout,
             )
             .await?;
-            let target = self
-                .call(
+            let target: CreatedTarget = self
+                .ask(
                     None,
                     "Target.createTarget",
                     json!({"url": "about:blank", "browserContextId": context_id}),
                     timeout,
                 )
                 .await?;
-            let attached = self
-                .call(
+            let attached: Attached = self
+                .ask(
                     None,
                     "Target.attachToTarget",
-                    json!({"targetId": target["targetId"], "flatten": true}),
+                    json!({"targetId": target.target_id, "flatten": true}),
                     timeout,
                 )
                 .await?;
-            Ok(attached["sessionId"].as_str().unwrap_or_default().to_owned())
+            Ok(attached.session_id)
         }
         .await;
         match page {
@@ -232,6 +235,23 @@ impl Connection {
         reply.result().map_err(|e| CdpError::Protocol {
             method: method.to_owned(),
             message: e.to_string(),
+        })
+    }
+
+    /// [`Connection::call`], its `result` read as `T` (see `protocol.rs`):
+    /// an answer without a field Chromium always sends fails as the
+    /// command would, never as a silent default.
+    pub async fn ask<T: DeserializeOwned>(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<T, CdpError> {
+        let reply = self.call_raw(session, method, params, timeout).await?;
+        reply.result().map_err(|e| CdpError::Protocol {
+            method: method.to_owned(),
+            message: format!("an answer without what it always has: {e}"),
         })
     }
 
@@ -368,6 +388,31 @@ async fn read_message(from: &mut (impl AsyncBufReadExt + Unpin)) -> Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_typed_answer_without_a_field_it_always_has_fails_as_the_command_would() {
+        let (to_browser, mut browser_reads) = tokio::io::duplex(1024);
+        let (mut browser_writes, from_browser) = tokio::io::duplex(1024);
+        let (cdp, _browser_events) = Connection::over_pipe(to_browser, from_browser);
+        let browser = tokio::spawn(async move {
+            let mut reader = BufReader::new(&mut browser_reads);
+            for result in [json!({"browserContextId": "C1"}), json!({})] {
+                let command: Value = serde_json::from_str(&read_message(&mut reader).await.unwrap()).unwrap();
+                let answer = json!({"id": command["id"], "result": result}).to_string() + "\0";
+                browser_writes.write_all(answer.as_bytes()).await.unwrap();
+            }
+            browser_writes
+        });
+        let ask = || cdp.ask::<CreatedContext>(None, "Target.createBrowserContext", json!({}), Duration::from_secs(5));
+        assert_eq!(ask().await.unwrap().browser_context_id, "C1");
+        // Before, a missing id was a silent "".
+        let missing = ask().await;
+        assert!(
+            matches!(&missing, Err(CdpError::Protocol { message, .. }) if message.contains("browserContextId")),
+            "{missing:?}"
+        );
+        drop(browser.await.unwrap());
+    }
 
     #[tokio::test]
     async fn commands_and_answers_are_nul_terminated_json_matched_by_id() {

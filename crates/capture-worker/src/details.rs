@@ -21,7 +21,7 @@ use crate::cdp::Connection;
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
-use crate::protocol::PlatformFonts;
+use crate::protocol::{Described, Evaluated, IsolatedWorld, PlatformFonts, PushedNodes, Resolved, Screenshot};
 
 /// CDP calls of one kind in flight at once while asking about nodes.
 const IN_FLIGHT: usize = 64;
@@ -156,11 +156,14 @@ impl Page {
             call("DOM.enable", json!({})).await?;
             call("CSS.enable", json!({})).await?;
             call("DOM.getDocument", json!({"depth": 0})).await?;
-            call(
-                "DOM.pushNodesByBackendIdsToFrontend",
-                json!({"backendNodeIds": backend_ids}),
-            )
-            .await
+            self.cdp
+                .ask::<PushedNodes>(
+                    Some(session),
+                    "DOM.pushNodesByBackendIdsToFrontend",
+                    json!({"backendNodeIds": backend_ids}),
+                    COMMAND_TIMEOUT,
+                )
+                .await
         };
         let pushed = match ready.await {
             Ok(pushed) => pushed,
@@ -169,10 +172,7 @@ impl Page {
                 return Vec::new();
             }
         };
-        let node_ids: Vec<i64> = pushed["nodeIds"]
-            .as_array()
-            .map(|ids| ids.iter().map(|id| id.as_i64().unwrap_or(0)).collect())
-            .unwrap_or_default();
+        let node_ids = pushed.node_ids;
         let ask = |indexes: Vec<usize>| {
             let asked = indexes
                 .into_iter()
@@ -218,14 +218,11 @@ impl Page {
                 let (cdp, session) = (self.cdp.clone(), session.to_owned());
                 async move {
                     let params = json!({"backendNodeId": node, "depth": 1, "pierce": true});
-                    let described = cdp
-                        .call(Some(&session), "DOM.describeNode", params, COMMAND_TIMEOUT)
+                    let described: Described = cdp
+                        .ask(Some(&session), "DOM.describeNode", params, COMMAND_TIMEOUT)
                         .await
                         .ok()?;
-                    let hosts = described["node"]["shadowRoots"]
-                        .as_array()
-                        .is_some_and(|r| !r.is_empty());
-                    hosts.then_some(node)
+                    (!described.node.shadow_roots.is_empty()).then_some(node)
                 }
             })
             .collect();
@@ -237,9 +234,9 @@ impl Page {
     /// scripts cannot reach into it or change what its built-ins do), where
     /// pixels are read.
     async fn isolated_world(&self, session: &str, frame_id: Option<&str>) -> Option<i64> {
-        let created = self
+        let created: IsolatedWorld = self
             .cdp
-            .call(
+            .ask(
                 Some(session),
                 "Page.createIsolatedWorld",
                 json!({"frameId": frame_id?, "worldName": "page-import-capture"}),
@@ -247,7 +244,7 @@ impl Page {
             )
             .await
             .ok()?;
-        created["executionContextId"].as_i64()
+        Some(created.execution_context_id)
     }
 
     /// A canvas's or video's pixels as a PNG: read from the element in the
@@ -280,29 +277,34 @@ impl Page {
                 }}
             }}"#
         );
-        let call = |method: &'static str, params: Value, timeout| self.cdp.call(Some(session), method, params, timeout);
         let keep = |png: Vec<u8>| {
             (png.len() <= MAX_ELEMENT_IMAGE_BYTES && crate::manifest::png_size(&png).is_some())
                 .then(|| Bytes::from(png))
         };
         if let Some(world) = world {
-            let object = call(
-                "DOM.resolveNode",
-                json!({"backendNodeId": element.backend_node_id, "executionContextId": world}),
-                COMMAND_TIMEOUT,
-            )
-            .await
-            .ok();
-            let object_id = object.as_ref().map(|o| o["object"]["objectId"].clone());
-            if let Some(object_id) = object_id.filter(|id| id.is_string()) {
-                let read = call(
-                    "Runtime.callFunctionOn",
-                    json!({"objectId": object_id, "functionDeclaration": read, "returnByValue": true}),
-                    HEAVY_TIMEOUT,
+            let object = self
+                .cdp
+                .ask::<Resolved>(
+                    Some(session),
+                    "DOM.resolveNode",
+                    json!({"backendNodeId": element.backend_node_id, "executionContextId": world}),
+                    COMMAND_TIMEOUT,
                 )
                 .await
                 .ok();
-                let data = read.as_ref().and_then(|r| r["result"]["value"].as_str());
+            if let Some(object_id) = object.and_then(|o| o.object.object_id) {
+                let read = self
+                    .cdp
+                    .ask::<Evaluated>(
+                        Some(session),
+                        "Runtime.callFunctionOn",
+                        json!({"objectId": object_id, "functionDeclaration": read, "returnByValue": true}),
+                        HEAVY_TIMEOUT,
+                    )
+                    .await
+                    .ok()
+                    .and_then(Evaluated::value);
+                let data = read.as_ref().and_then(Value::as_str);
                 if let Some(data) = data.and_then(|url| url.strip_prefix("data:image/png;base64,")) {
                     // Base64 is 4/3 of the bytes: anything longer is not kept.
                     if data.len() / 4 * 3 <= MAX_ELEMENT_IMAGE_BYTES {
@@ -317,14 +319,15 @@ impl Page {
         }
         let [x, y, width, height] = element.layout_box;
         let shot = self
-            .call_within(
+            .call_raw_within(
                 "Page.captureScreenshot",
                 self.screenshot_params(x, y, width, height, false),
                 HEAVY_TIMEOUT,
             )
             .await
             .ok()?;
-        STANDARD.decode(shot["data"].as_str()?).ok().and_then(keep)
+        let shot = shot.result::<Screenshot<'_>>().ok()?;
+        STANDARD.decode(shot.data.as_bytes()).ok().and_then(keep)
     }
 }
 

@@ -27,7 +27,7 @@ use crate::cdp::{CdpError, Connection, Reply};
 use crate::dom::Owner;
 use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
-use crate::protocol::{Navigated, PageEvent};
+use crate::protocol::{self, Evaluated, FrameOwner, LayoutMetrics, Navigated, PageEvent, ResponseBody};
 
 /// A page that does not evaluate `1` within this, while its browser
 /// answers, is stuck in its own script.
@@ -229,7 +229,7 @@ impl Page {
                 Err(CdpError::Timeout { .. }) => return Err(self.stuck_or(Cause::BrowserTimeout.into()).await),
                 other => other?,
             };
-            if matched == Value::Bool(true) {
+            if matched == Some(Value::Bool(true)) {
                 return Ok(Some(true));
             }
             if Instant::now() >= deadline {
@@ -456,18 +456,8 @@ impl Page {
     }
 
     async fn probe_with(&self, expression: &str, await_promise: bool) -> Result<Option<Value>, Failure> {
-        let result = self
-            .call_within(
-                "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true, "awaitPromise": await_promise}),
-                COMMAND_TIMEOUT,
-            )
-            .await;
-        match result {
-            Ok(result) if result.get("exceptionDetails").is_none() => {
-                Ok(Some(result["result"]["value"].clone()).filter(|v| !v.is_null()))
-            }
-            Ok(_) => Ok(None),
+        match self.evaluate(expression, await_promise, COMMAND_TIMEOUT).await {
+            Ok(value) => Ok(value),
             Err(_) if self.crashed() => Err(Cause::BrowserCrashed.into()),
             Err(CdpError::Timeout { .. }) if self.unresponsive().await => Err(Cause::PageUnresponsive.into()),
             Err(e) => {
@@ -480,13 +470,11 @@ impl Page {
     /// The page's content height, read now, and how much of it a
     /// screenshot of at most `max_height` CSS px covers.
     pub async fn heights(&self, max_height: u32) -> Result<Heights, Failure> {
-        let metrics = self.call("Page.getLayoutMetrics", json!({})).await?;
-        let content = if metrics["cssContentSize"].is_object() {
-            &metrics["cssContentSize"]
-        } else {
-            &metrics["contentSize"]
-        };
-        let content_height = content["height"].as_f64().unwrap_or(1.0).ceil().max(1.0) as u32;
+        let metrics: LayoutMetrics = self
+            .ask_within("Page.getLayoutMetrics", json!({}), COMMAND_TIMEOUT)
+            .await?;
+        let content = metrics.css_content_size.unwrap_or(metrics.content_size);
+        let content_height = content.height.ceil().max(1.0) as u32;
         Ok(Heights {
             content_height,
             captured_height: content_height.min(max_height),
@@ -507,14 +495,8 @@ impl Page {
                 HEAVY_TIMEOUT,
             )
             .await?;
-        // Decoded straight from the answer's text: a tall page's PNG is tens of MiB.
-        #[derive(serde::Deserialize)]
-        struct Shot<'a> {
-            #[serde(borrow)]
-            data: std::borrow::Cow<'a, str>,
-        }
         let png = shot
-            .result::<Shot<'_>>()
+            .result::<protocol::Screenshot<'_>>()
             .ok()
             .and_then(|s| STANDARD.decode(s.data.as_bytes()).ok())
             .map(Bytes::from)
@@ -566,14 +548,14 @@ impl Page {
                         params.clone(),
                         HEAVY_TIMEOUT
                     ),
-                    self.cdp.call(
+                    self.cdp.ask::<FrameOwner>(
                         Some(&frame.parent_session),
                         "DOM.getFrameOwner",
                         json!({"frameId": frame.frame_id}),
                         COMMAND_TIMEOUT
                     ),
                 );
-                Some((reply.ok()?, owner.ok()?["backendNodeId"].as_i64()?))
+                Some((reply.ok()?, owner.ok()?.backend_node_id))
             }))
         );
         let mut parts = vec![PartSnapshot {
@@ -616,10 +598,12 @@ impl Page {
                 COMMAND_TIMEOUT,
             )
             .await?;
+        // What the page answers: its own `document.title` may be anything.
+        let about = about.unwrap_or_default();
         Ok(About {
             title: about["title"].as_str().unwrap_or_default().to_owned(),
             url: about["url"].as_str().unwrap_or_default().to_owned(),
-            fonts: serde_json::from_value(fonts).unwrap_or_default(),
+            fonts: fonts.and_then(|f| serde_json::from_value(f).ok()).unwrap_or_default(),
         })
     }
 
@@ -634,9 +618,9 @@ impl Page {
             .collect();
         let mut assets = Vec::with_capacity(finished.len());
         for (request_id, resource) in finished {
-            let body = match self
+            let body: ResponseBody = match self
                 .cdp
-                .call(
+                .ask(
                     Some(&resource.session),
                     "Network.getResponseBody",
                     json!({"requestId": request_id}),
@@ -650,11 +634,10 @@ impl Page {
                 Err(CdpError::Protocol { .. }) => continue,
                 Err(e) => return Err(e.into()),
             };
-            let text = body["body"].as_str().unwrap_or_default();
-            let bytes = if body["base64Encoded"].as_bool() == Some(true) {
-                STANDARD.decode(text).unwrap_or_default()
+            let bytes = if body.base64_encoded {
+                STANDARD.decode(&body.body).unwrap_or_default()
             } else {
-                text.as_bytes().to_vec()
+                body.body.into_bytes()
             };
             assets.push(AssetBody {
                 url: resource.url,
@@ -740,7 +723,12 @@ impl Page {
         result
     }
 
-    async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
+    pub(crate) async fn call_raw_within(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Reply, CdpError> {
         let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
         if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
             return Err(CdpError::Closed);
@@ -748,15 +736,37 @@ impl Page {
         result
     }
 
-    async fn evaluate(&self, expression: &str, await_promise: bool, timeout: Duration) -> Result<Value, CdpError> {
-        let result = self
-            .call_within(
+    /// [`Page::call_within`], its `result` read as `T` (see
+    /// [`Connection::ask`]).
+    async fn ask_within<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<T, CdpError> {
+        let result = self.cdp.ask(Some(&self.session), method, params, timeout).await;
+        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
+            return Err(CdpError::Closed);
+        }
+        result
+    }
+
+    /// `expression`'s value in the page: `None` when it threw or gave
+    /// nothing.
+    async fn evaluate(
+        &self,
+        expression: &str,
+        await_promise: bool,
+        timeout: Duration,
+    ) -> Result<Option<Value>, CdpError> {
+        let evaluated: Evaluated = self
+            .ask_within(
                 "Runtime.evaluate",
                 json!({"expression": expression, "returnByValue": true, "awaitPromise": await_promise}),
                 timeout,
             )
             .await?;
-        Ok(result["result"]["value"].clone())
+        Ok(evaluated.value())
     }
 }
 

@@ -1,4 +1,4 @@
-//! The CDP events the worker reads, and the answers it reads most, typed. A
+//! The CDP events the worker reads, and the answers to its commands, typed. A
 //! field Chromium always sends is required here, so an event or answer that
 //! lacks it is an error someone sees (an event is logged and not applied),
 //! not a silent `""` or `0`. Fields the protocol marks optional are
@@ -166,6 +166,135 @@ pub struct DialogOpening {
     pub kind: String,
 }
 
+// ---- Answers to the worker's commands (read with `Connection::ask`).
+
+/// `Browser.getVersion`.
+#[derive(Debug, Deserialize)]
+pub struct BrowserVersion {
+    /// E.g. `HeadlessChrome/156.0.8078.114`.
+    pub product: String,
+}
+
+/// `Target.createBrowserContext`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedContext {
+    pub browser_context_id: String,
+}
+
+/// `Target.createTarget`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedTarget {
+    pub target_id: String,
+}
+
+/// `Target.attachToTarget`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attached {
+    pub session_id: String,
+}
+
+/// `Runtime.evaluate` and `Runtime.callFunctionOn`: what the expression
+/// gave, by value, unless it threw.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evaluated {
+    pub result: RemoteObject,
+    pub exception_details: Option<serde::de::IgnoredAny>,
+}
+
+impl Evaluated {
+    /// The value, when the expression did not throw and gave one.
+    pub fn value(self) -> Option<Value> {
+        self.exception_details
+            .is_none()
+            .then_some(self.result.value)
+            .flatten()
+            .filter(|v| !v.is_null())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteObject {
+    /// Given when asked by value (a page's own value: it stays `Value`).
+    pub value: Option<Value>,
+    /// Given for an object not asked by value.
+    pub object_id: Option<String>,
+}
+
+/// `DOM.resolveNode`.
+#[derive(Debug, Deserialize)]
+pub struct Resolved {
+    pub object: RemoteObject,
+}
+
+/// `Page.getLayoutMetrics`: the content size in CSS px (`cssContentSize`,
+/// which older Chromium lacks, else `contentSize`).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayoutMetrics {
+    pub css_content_size: Option<Size>,
+    pub content_size: Size,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Size {
+    pub height: f64,
+}
+
+/// `Page.captureScreenshot`, decoded straight from the answer's text: a tall
+/// page's PNG is tens of MiB.
+#[derive(Debug, Deserialize)]
+pub struct Screenshot<'a> {
+    #[serde(borrow)]
+    pub data: std::borrow::Cow<'a, str>,
+}
+
+/// `Page.createIsolatedWorld`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IsolatedWorld {
+    pub execution_context_id: i64,
+}
+
+/// `DOM.pushNodesByBackendIdsToFrontend`: `0` for a node that is gone.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushedNodes {
+    pub node_ids: Vec<i64>,
+}
+
+/// `DOM.describeNode`: whether the element hosts shadow roots.
+#[derive(Debug, Deserialize)]
+pub struct Described {
+    pub node: DescribedNode,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescribedNode {
+    #[serde(default)]
+    pub shadow_roots: Vec<serde::de::IgnoredAny>,
+}
+
+/// `DOM.getFrameOwner`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FrameOwner {
+    pub backend_node_id: i64,
+}
+
+/// `Network.getResponseBody`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseBody {
+    pub body: String,
+    pub base64_encoded: bool,
+}
+
 /// `Page.navigate`'s answer.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -232,6 +361,44 @@ mod tests {
         assert!(PageEvent::parse(&Event::new("Network.dataReceived", json!({})))
             .unwrap()
             .is_none());
+    }
+
+    #[test]
+    fn answers_read_what_chromium_sends_and_what_it_may_leave_out() {
+        let evaluated = |answer: Value| Evaluated::deserialize(answer).unwrap().value();
+        assert_eq!(
+            evaluated(json!({"result": {"type": "number", "value": 1}})),
+            Some(json!(1))
+        );
+        // Threw, gave null, gave nothing (undefined): no value.
+        let threw = json!({"result": {"type": "object"}, "exceptionDetails": {"text": "Uncaught"}});
+        assert_eq!(evaluated(threw), None);
+        assert_eq!(evaluated(json!({"result": {"type": "object", "value": null}})), None);
+        assert_eq!(evaluated(json!({"result": {"type": "undefined"}})), None);
+        assert!(Evaluated::deserialize(json!({})).is_err(), "a result is always sent");
+
+        let metrics = |answer: Value| {
+            let m = LayoutMetrics::deserialize(answer).unwrap();
+            m.css_content_size.unwrap_or(m.content_size).height
+        };
+        let size = |height| json!({"x": 0, "y": 0, "width": 800, "height": height});
+        assert_eq!(
+            metrics(json!({"cssContentSize": size(900.5), "contentSize": size(1801.0)})),
+            900.5
+        );
+        assert_eq!(metrics(json!({"contentSize": size(1801.0)})), 1801.0);
+        assert!(LayoutMetrics::deserialize(json!({"cssContentSize": size(1.0)})).is_err());
+
+        let described = |answer: Value| Described::deserialize(answer).unwrap().node.shadow_roots.len();
+        assert_eq!(
+            described(json!({"node": {"nodeId": 0, "shadowRoots": [{"nodeId": 0}]}})),
+            1
+        );
+        assert_eq!(described(json!({"node": {"nodeId": 0}})), 0);
+        assert!(
+            ResponseBody::deserialize(json!({"body": "x"})).is_err(),
+            "base64Encoded is always sent"
+        );
     }
 
     #[test]
