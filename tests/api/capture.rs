@@ -237,9 +237,7 @@ async fn a_ready_selector_that_appears_late_is_waited_for_and_one_that_never_doe
     let import = app.finished(&tenant, &never, &worker).await;
     assert_eq!(import["status"], "failed");
     assert_eq!(import["errorMessage"], "The ready selector did not appear within 2 s");
-    let failure = app.object_json(&format!("page-imports/{never}/1/failure.json")).await;
-    assert_eq!(failure["reason"], "ready_timeout");
-    assert_eq!(failure["retryable"], false);
+    assert_eq!(app.failure(&never, 1).await.cause(), ("ready_timeout", false));
     assert_eq!(
         import["resultUrl"],
         format!("s3://{}/page-imports/{never}/1/failure.json", app.bucket)
@@ -257,13 +255,10 @@ async fn a_page_answering_404_fails_and_is_not_retryable(pool: PgPool) {
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "failed");
     assert_eq!(import["errorMessage"], "The page answered HTTP 404");
-    let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
-    assert_eq!(
-        (failure["reason"].as_str(), failure["retryable"].as_bool()),
-        (Some("http_status"), Some(false))
-    );
+    let failure = app.failure(&id, 1).await;
+    assert_eq!(failure.cause(), ("http_status", false));
     assert!(
-        app.object_json(&format!("page-imports/{id}/1/failure.json")).await["message"] == import["errorMessage"],
+        failure.0["message"] == import["errorMessage"],
         "the callback carries failure.json's message"
     );
 }
@@ -378,11 +373,7 @@ async fn a_private_source_the_worker_may_not_reach_fails_before_navigation(pool:
     assert_eq!(import["status"], "failed");
     assert_eq!(import["errorMessage"], "The source address is not publicly reachable");
     assert_eq!(site.hits("/"), 0, "the browser never went there");
-    let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
-    assert_eq!(
-        (failure["reason"].as_str(), failure["retryable"].as_bool()),
-        (Some("blocked_address"), Some(false))
-    );
+    assert_eq!(app.failure(&id, 1).await.cause(), ("blocked_address", false));
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -478,9 +469,7 @@ async fn a_browser_killed_mid_capture_is_retried_as_the_next_attempt_and_the_wor
         (Some("completed"), Some(2)),
         "{import}"
     );
-    let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
-    assert_eq!(failure["reason"], "browser_crashed");
-    assert_eq!(failure["retryable"], true);
+    assert_eq!(app.failure(&id, 1).await.cause(), ("browser_crashed", true));
     let history: Vec<(i32, String, Option<String>, Option<String>)> = sqlx::query_as(
         "select attempt, reason, outcome, error_message from page_import_attempt where page_import_id = $1 order by attempt",
     )

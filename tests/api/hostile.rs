@@ -68,12 +68,8 @@ async fn a_source_that_is_not_a_page_fails_not_a_page_naming_its_type(pool: PgPo
         let id = app.import_url(&tenant, &site.url(path), None).await;
         let import = app.finished(&tenant, &id, &worker).await;
         assert_eq!(import["status"], "failed", "{path}: {import}");
-        let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
-        assert_eq!(
-            (failure["reason"].as_str(), failure["retryable"].as_bool()),
-            (Some("not_a_page"), Some(false)),
-            "{path}: {failure}"
-        );
+        let failure = app.failure(&id, 1).await;
+        assert_eq!(failure.cause(), ("not_a_page", false), "{path}: {}", failure.0);
         let message = import["errorMessage"].as_str().unwrap();
         assert!(message.contains(content_type), "{path}: {message}");
     }
@@ -305,12 +301,8 @@ async fn a_script_that_never_yields_fails_page_unresponsive_and_its_renderer_is_
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "failed", "{import}");
     assert_eq!(import["attempt"], 1, "not retried: {import}");
-    let failure = app.object_json(&format!("page-imports/{id}/1/failure.json")).await;
-    assert_eq!(
-        (failure["reason"].as_str(), failure["retryable"].as_bool()),
-        (Some("page_unresponsive"), Some(false)),
-        "{failure}"
-    );
+    let failure = app.failure(&id, 1).await;
+    assert_eq!(failure.cause(), ("page_unresponsive", false), "{}", failure.0);
     // 5 s later no process below the worker is still spinning: none uses
     // more than a tenth of a core over a second.
     tokio::time::sleep(std::time::Duration::from_secs(5)).await;
@@ -446,13 +438,7 @@ async fn a_page_that_exhausts_its_memory_fails_page_crashed_while_a_parallel_cap
     let import = app.finished(&tenant, &hungry, &worker).await;
     assert_eq!(import["status"], "failed", "{import}");
     let attempt = import["attempt"].as_u64().unwrap();
-    let failure = app
-        .object_json(&format!("page-imports/{hungry}/{attempt}/failure.json"))
-        .await;
-    assert_eq!(
-        (failure["reason"].as_str(), failure["retryable"].as_bool()),
-        (Some("page_crashed"), Some(true)),
-        "{failure}"
-    );
+    let failure = app.failure(&hungry, attempt).await;
+    assert_eq!(failure.cause(), ("page_crashed", true), "{}", failure.0);
     assert!(attempt > 1, "retried: {import}");
 }

@@ -445,15 +445,14 @@ async fn a_refused_connection_fails_as_retryable_and_is_dispatched_again(pool: P
     );
     assert_eq!(import["errorMessage"], "The page's server refused the connection");
     for attempt in [1, 2] {
-        let failure = app
-            .object_json(&format!("page-imports/{id}/{attempt}/failure.json"))
-            .await;
+        let failure = app.failure(&id, attempt).await;
         assert_eq!(
-            (failure["reason"].as_str(), failure["retryable"].as_bool()),
-            (Some("connection_refused"), Some(true)),
-            "attempt {attempt}: {failure}"
+            failure.cause(),
+            ("connection_refused", true),
+            "attempt {attempt}: {}",
+            failure.0
         );
-        assert_eq!(failure["blockedRequests"], serde_json::json!([]));
+        assert_eq!(failure.0["blockedRequests"], serde_json::json!([]));
     }
 }
 

@@ -779,12 +779,11 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
     let (cdp, session, state) = (cdp.clone(), session.to_owned(), state.clone());
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
-            let acted_on = matches!(
-                event.method.as_str(),
-                "Target.attachedToTarget" | "Target.detachedFromTarget" | "Page.javascriptDialogOpening"
-            );
-            let typed = if acted_on { PageEvent::read(&event) } else { None };
-            if let Some(PageEvent::AttachedToTarget(attached)) = &typed {
+            // Read once: what the worker acts on here, then the bookkeeping.
+            let Some(typed) = PageEvent::read(&event) else {
+                continue;
+            };
+            if let PageEvent::AttachedToTarget(attached) = &typed {
                 let child = attached.session_id.clone();
                 let kind = attached.target_info.kind.as_str();
                 let frame = kind == "iframe";
@@ -819,9 +818,9 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                     }
                     let _ = run().await;
                 });
-            } else if let Some(PageEvent::DetachedFromTarget(detached)) = &typed {
+            } else if let PageEvent::DetachedFromTarget(detached) = &typed {
                 cdp.forget_session(&detached.session_id);
-            } else if let Some(PageEvent::DialogOpening(_)) = &typed {
+            } else if let PageEvent::DialogOpening(_) = &typed {
                 // Answered at once (SPEC §10): a dialog left open would hold
                 // the page's script, and its load, until the deadline.
                 // Dismissed: `confirm` is false, `prompt` null.
@@ -837,7 +836,7 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                         .await;
                 });
             }
-            state.lock().expect("page state lock").apply(&session, main, &event);
+            state.lock().expect("page state lock").record(&session, main, typed);
         }
     });
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, MAX_DIALOG_MESSAGE_CHARS};
 
+#[cfg(test)]
 use crate::cdp::Event;
 use crate::egress::authority_of;
 use crate::protocol::PageEvent;
@@ -105,13 +106,19 @@ pub(crate) struct Resource {
 }
 
 impl PageState {
-    /// Applies one event of `session` (`main`: the page's own session). An
-    /// event the worker reads whose fields are missing is logged and left
+    /// [`PageState::record`] of an event as Chromium sends it (unit tests).
+    /// An event the worker reads whose fields are missing is logged and left
     /// out.
+    #[cfg(test)]
     pub fn apply(&mut self, session: &str, main: bool, event: &Event) {
-        let Some(event) = PageEvent::read(event) else {
-            return;
-        };
+        if let Some(event) = PageEvent::read(event) {
+            self.record(session, main, event);
+        }
+    }
+
+    /// Records what `event` of `session` (`main`: the page's own session)
+    /// tells about the page.
+    pub fn record(&mut self, session: &str, main: bool, event: PageEvent) {
         match event {
             PageEvent::RequestWillBeSent(sent) => {
                 self.requested.extend(authority_of(&sent.request.url));

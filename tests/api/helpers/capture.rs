@@ -487,6 +487,29 @@ impl TestApp {
     pub async fn object_json(&self, key: &str) -> Value {
         serde_json::from_slice(&self.object(key).await).unwrap()
     }
+
+    /// The `failure.json` a worker wrote for an attempt (SPEC §10).
+    pub async fn failure(&self, id: &str, attempt: u64) -> FailureObject {
+        FailureObject(
+            self.object_json(&format!("page-imports/{id}/{attempt}/failure.json"))
+                .await,
+        )
+    }
+}
+
+/// An attempt's `failure.json`.
+pub struct FailureObject(pub Value);
+
+impl FailureObject {
+    /// Its `reason` and whether it is `retryable`.
+    pub fn cause(&self) -> (&str, bool) {
+        let reason = self.0["reason"].as_str();
+        let retryable = self.0["retryable"].as_bool();
+        (
+            reason.unwrap_or_else(|| panic!("no reason: {}", self.0)),
+            retryable.unwrap_or_else(|| panic!("no retryable: {}", self.0)),
+        )
+    }
 }
 
 /// A loopback address (for tripwires) that is not `addr`.
