@@ -104,6 +104,16 @@ impl Reply {
         }
         serde_json::from_str::<Answer<T>>(&self.0).map(|a| a.result)
     }
+
+    /// The answer's `result` read as `T` (see `protocol.rs`): one without a
+    /// field Chromium always sends fails as `method` would, never as a
+    /// silent default.
+    pub fn answer<T: DeserializeOwned>(&self, method: &str) -> Result<T, CdpError> {
+        self.result().map_err(|e| CdpError::Protocol {
+            method: method.to_owned(),
+            message: format!("an answer without what it always has: {e}"),
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -231,16 +241,10 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CdpError> {
-        let reply = self.call_raw(session, method, params, timeout).await?;
-        reply.result().map_err(|e| CdpError::Protocol {
-            method: method.to_owned(),
-            message: e.to_string(),
-        })
+        self.ask(session, method, params, timeout).await
     }
 
-    /// [`Connection::call`], its `result` read as `T` (see `protocol.rs`):
-    /// an answer without a field Chromium always sends fails as the
-    /// command would, never as a silent default.
+    /// [`Connection::call`], its `result` read as `T` ([`Reply::answer`]).
     pub async fn ask<T: DeserializeOwned>(
         &self,
         session: Option<&str>,
@@ -248,11 +252,7 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<T, CdpError> {
-        let reply = self.call_raw(session, method, params, timeout).await?;
-        reply.result().map_err(|e| CdpError::Protocol {
-            method: method.to_owned(),
-            message: format!("an answer without what it always has: {e}"),
-        })
+        self.call_raw(session, method, params, timeout).await?.answer(method)
     }
 
     /// Like [`Connection::call`], returning the answer's text for the caller

@@ -716,11 +716,7 @@ impl Page {
     }
 
     pub(crate) async fn call_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, CdpError> {
-        let result = self.cdp.call(Some(&self.session), method, params, timeout).await;
-        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
-            return Err(CdpError::Closed);
-        }
-        result
+        self.ask_within(method, params, timeout).await
     }
 
     pub(crate) async fn call_raw_within(
@@ -744,11 +740,7 @@ impl Page {
         params: Value,
         timeout: Duration,
     ) -> Result<T, CdpError> {
-        let result = self.cdp.ask(Some(&self.session), method, params, timeout).await;
-        if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
-            return Err(CdpError::Closed);
-        }
-        result
+        self.call_raw_within(method, params, timeout).await?.answer(method)
     }
 
     /// `expression`'s value in the page: `None` when it threw or gave
