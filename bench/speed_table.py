@@ -1,5 +1,7 @@
 """Bench R runs side by side (issue 31): per page, capture time against
-Chromium's one-shot and where the capture's time went, manifest bytes and
+Chromium's one-shot (the median of every given run's one-shots of the page:
+it does not depend on the worker) and where the capture's time went,
+manifest bytes and
 ink share (when the run rebuilt its pages), from what bench/rebuild.py
 left under bench/out/rebuild/<label>/<page>/. Reports numbers; asserts
 nothing.
@@ -41,7 +43,7 @@ def load(label):
         with open(os.path.join(folder, page, "capture.json")) as f:
             timings = json.load(f).get("timings") or {}
         pages[page] = {"capture_ms": round(m["seconds"] * 1000), "bytes": m["bytes"], "timings": timings,
-                       "oneshot_ms": round(m["oneshot"] * 1000) if m.get("oneshot") else None,
+                       "oneshots": m.get("oneshots") or [],
                        "ink_share": inks.get(page), "at": os.path.getmtime(meta)}
     return dict(sorted(pages.items(), key=lambda kv: kv[1]["at"]))
 
@@ -50,6 +52,12 @@ def main():
     labels = sys.argv[1:]
     runs = {label: load(label) for label in labels}
     pages = [p for p in runs[labels[0]] if all(p in runs[label] for label in labels)]
+    # The one-shot does not depend on the worker: each page's is the median
+    # of every run's one-shots, so that runs are compared on one footing.
+    oneshot = {}
+    for p in pages:
+        shots = [s for label in labels for s in runs[label][p]["oneshots"]]
+        oneshot[p] = round(statistics.median(shots) * 1000) if shots else None
     print("| page | run | capture ms | one-shot ms | ratio | load | scroll pass | quiet | snapshot "
           "| screenshot and details | manifest bytes | ink share |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -57,12 +65,12 @@ def main():
     for page in pages:
         for label in labels:
             r = runs[label][page]
-            ratio = r["capture_ms"] / r["oneshot_ms"] if r.get("oneshot_ms") else None
+            ratio = r["capture_ms"] / oneshot[page] if oneshot[page] else None
             if ratio:
                 ratios[label].append(ratio)
             s = steps(r["timings"])
             ink = "–" if r["ink_share"] is None else f"{100 * r['ink_share']:.1f} %"
-            print(f"| {page} | {label} | {r['capture_ms']:,} | {r.get('oneshot_ms') or '–'} "
+            print(f"| {page} | {label} | {r['capture_ms']:,} | {oneshot[page] or '–'} "
                   f"| {f'{ratio:.2f}×' if ratio else '–'} | {s['load']:,} | {s['scroll']:,} | {s['quiet']:,} "
                   f"| {s['snapshot']:,} | {s['rest']:,} | {r['bytes']:,} | {ink} |")
     print()
