@@ -2,10 +2,8 @@
 // "Before the snapshot"), in every document of the page's process. It only
 // watches, until the worker asks (`hold`, `backToTop`, `frozen`):
 //
-// - when the page last changed: a DOM mutation once the document is loaded
-//   (parsed, its DOMContentLoaded listeners run; in the document or in a
-//   shadow root attached later), or a
-//   requestAnimationFrame callback that
+// - when the page last changed: a DOM mutation (in the document or in a
+//   shadow root attached later), or a requestAnimationFrame callback that
 //   drew on a 2-D or WebGL canvas (how charts and scenes draw) in the
 //   first 600 ms of a run of such frames, so the worker can wait until the
 //   page has stopped changing. Frames that run on beyond that are a render
@@ -73,16 +71,7 @@
     state.lastChange = performance.now();
   };
   const MO = w.MutationObserver;
-  // The parser's own insertions, and what the page's scripts change until
-  // it is parsed and its DOMContentLoaded listeners have run, are the page
-  // loading, not the page changing: a static page is still once loaded, not
-  // 500 ms after its last node was parsed. What its scripts change from
-  // then on counts (what they set going at load: a fetch, a timer, a chart).
-  let loading = true;
-  document.addEventListener('DOMContentLoaded', () => state.setTimeout(() => (loading = false), 0), { once: true });
-  const mutations = new MO(() => {
-    if (!loading) touch();
-  });
+  const mutations = new MO(touch);
   const watchTree = (root) =>
     mutations.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   watchTree(document);
