@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::{Attached, CreatedContext, CreatedTarget};
+use crate::protocol::{Attached, CreatedContext, CreatedTarget, Event};
 
 /// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
@@ -33,24 +33,6 @@ pub enum CdpError {
     Timeout { method: String },
     #[error("{method} failed: {message}")]
     Protocol { method: String, message: String },
-}
-
-/// One event: its method and parameters.
-#[derive(Debug, Clone)]
-pub struct Event {
-    pub method: String,
-    pub params: Value,
-}
-
-#[cfg(test)]
-impl Event {
-    /// An event as Chromium would send it (unit tests).
-    pub fn new(method: &str, params: Value) -> Self {
-        Self {
-            method: method.into(),
-            params,
-        }
-    }
 }
 
 /// What a waiting command gets: the whole answer's text, or the error message.

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, MAX_DIALOG_MESSAGE_CHARS};
 
-#[cfg(test)]
-use crate::cdp::Event;
 use crate::egress::authority_of;
+#[cfg(test)]
+use crate::protocol::Event;
 use crate::protocol::PageEvent;
 
 /// What the events of the page's sessions told so far.

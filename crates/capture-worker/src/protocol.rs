@@ -10,7 +10,23 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::cdp::Event;
+/// One event: its method and parameters.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub method: String,
+    pub params: Value,
+}
+
+#[cfg(test)]
+impl Event {
+    /// An event as Chromium would send it (unit tests).
+    pub fn new(method: &str, params: Value) -> Self {
+        Self {
+            method: method.into(),
+            params,
+        }
+    }
+}
 
 /// One event the worker reads, by method.
 #[derive(Debug)]
