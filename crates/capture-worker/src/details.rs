@@ -21,7 +21,7 @@ use crate::cdp::Connection;
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
-use crate::protocol::{Described, Evaluated, IsolatedWorld, PlatformFonts, PushedNodes, Resolved, Screenshot};
+use crate::protocol::{Described, Evaluated, IsolatedWorld, PlatformFonts, PushedNodes, Resolved};
 
 /// CDP calls of one kind in flight at once while asking about nodes.
 const IN_FLIGHT: usize = 64;
@@ -156,14 +156,13 @@ impl Page {
             call("DOM.enable", json!({})).await?;
             call("CSS.enable", json!({})).await?;
             call("DOM.getDocument", json!({"depth": 0})).await?;
-            self.cdp
-                .ask::<PushedNodes>(
-                    Some(session),
-                    "DOM.pushNodesByBackendIdsToFrontend",
-                    json!({"backendNodeIds": backend_ids}),
-                    COMMAND_TIMEOUT,
-                )
-                .await
+            cdp.ask::<PushedNodes>(
+                Some(session),
+                "DOM.pushNodesByBackendIdsToFrontend",
+                json!({"backendNodeIds": backend_ids}),
+                COMMAND_TIMEOUT,
+            )
+            .await
         };
         let pushed = match ready.await {
             Ok(pushed) => pushed,
@@ -318,16 +317,7 @@ impl Page {
             return None;
         }
         let [x, y, width, height] = element.layout_box;
-        let shot = self
-            .call_raw_within(
-                "Page.captureScreenshot",
-                self.screenshot_params(x, y, width, height, false),
-                HEAVY_TIMEOUT,
-            )
-            .await
-            .ok()?;
-        let shot = shot.result::<Screenshot<'_>>().ok()?;
-        STANDARD.decode(shot.data.as_bytes()).ok().and_then(keep)
+        self.capture_png(x, y, width, height, false).await.ok()?.and_then(keep)
     }
 }
 

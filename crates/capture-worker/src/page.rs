@@ -488,17 +488,9 @@ impl Page {
             content_height,
             captured_height,
         } = heights;
-        let shot = self
-            .call_raw_within(
-                "Page.captureScreenshot",
-                self.screenshot_params(0.0, 0.0, f64::from(width), f64::from(captured_height), true),
-                HEAVY_TIMEOUT,
-            )
-            .await?;
-        let png = shot
-            .result::<protocol::Screenshot<'_>>()
-            .ok()
-            .and_then(|s| STANDARD.decode(s.data.as_bytes()).ok())
+        let png = self
+            .capture_png(0.0, 0.0, f64::from(width), f64::from(captured_height), true)
+            .await?
             .map(Bytes::from)
             .ok_or(Failure::from(Cause::CaptureError))?;
         Ok(Screenshot {
@@ -506,6 +498,26 @@ impl Page {
             content_height,
             captured_height,
         })
+    }
+
+    /// A PNG of the CSS-px box `x, y, width, height` of the page (see
+    /// [`Page::screenshot_params`]), decoded straight from the answer's
+    /// text: a tall page's PNG is tens of MiB. `None` for an answer without
+    /// a PNG in it.
+    pub(crate) async fn capture_png(
+        &self,
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
+        optimize_for_speed: bool,
+    ) -> Result<Option<Vec<u8>>, CdpError> {
+        let params = self.screenshot_params(x, y, width, height, optimize_for_speed);
+        let shot = self
+            .call_raw_within("Page.captureScreenshot", params, HEAVY_TIMEOUT)
+            .await?;
+        let shot = shot.result::<protocol::Screenshot<'_>>().ok();
+        Ok(shot.and_then(|s| STANDARD.decode(s.data.as_bytes()).ok()))
     }
 
     /// `Page.captureScreenshot`'s parameters for the CSS-px box `x, y,
@@ -517,7 +529,7 @@ impl Page {
     /// right with it. `optimizeForSpeed`: the same pixels, losslessly, with
     /// Chromium's fast zlib settings (bench W: the encoding is most of a
     /// tall page's screenshot).
-    pub(crate) fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, optimize_for_speed: bool) -> Value {
+    fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, optimize_for_speed: bool) -> Value {
         let beyond_viewport = !self
             .viewport
             .get()
@@ -719,12 +731,7 @@ impl Page {
         self.ask_within(method, params, timeout).await
     }
 
-    pub(crate) async fn call_raw_within(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Reply, CdpError> {
+    async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
         let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
         if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
             return Err(CdpError::Closed);
