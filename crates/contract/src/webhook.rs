@@ -9,12 +9,18 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use secrecy::{ExposeSecret, SecretSlice};
 use sha2::Sha256;
+use subtle::ConstantTimeEq;
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// Accepted clock skew between the worker and the service.
 pub const TOLERANCE_SECS: i64 = 300;
 const MAX_HEADER_LEN: usize = 4096;
+/// The most signatures of one header that are compared (SPEC §7).
+pub const MAX_SIGNATURES: usize = 16;
+/// An HMAC-SHA256 tag, and its length in padded base64.
+const MAC_LEN: usize = 32;
+const MAC_B64_LEN: usize = 44;
 
 /// One signing secret: the decoded bytes after `whsec_`.
 /// The key bytes live in a `secrecy` box: redacted in `Debug`, zeroed on drop.
@@ -47,6 +53,8 @@ impl WebhookSecret {
     }
 
     fn mac(&self, msg_id: &str, timestamp: i64, body: &[u8]) -> HmacSha256 {
+        #[cfg(test)]
+        MACS_COMPUTED.with(|n| n.set(n.get() + 1));
         let mut mac = HmacSha256::new_from_slice(self.0.expose_secret()).expect("HMAC takes any key length");
         mac.update(msg_id.as_bytes());
         mac.update(b".");
@@ -55,11 +63,26 @@ impl WebhookSecret {
         mac.update(body);
         mac
     }
+}
 
-    /// Constant-time check of one decoded signature.
-    fn verifies(&self, msg_id: &str, timestamp: i64, body: &[u8], signature: &[u8]) -> bool {
-        self.mac(msg_id, timestamp, body).verify_slice(signature).is_ok()
-    }
+#[cfg(test)]
+thread_local! {
+    /// How many MACs this thread computed: the cost a caller can make the
+    /// service pay is counted in these.
+    static MACS_COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The signatures of a `webhook-signature` header worth comparing: the
+/// well-formed `v1,` entries (base64 of exactly one SHA-256 MAC), at most
+/// [`MAX_SIGNATURES`] of them. Empty, malformed and other-version entries
+/// are skipped and cost nothing.
+fn listed_signatures(header: &str) -> impl Iterator<Item = [u8; MAC_LEN]> + '_ {
+    header
+        .split(' ')
+        .filter_map(|entry| entry.strip_prefix("v1,"))
+        .filter(|b64| b64.len() == MAC_B64_LEN)
+        .filter_map(|b64| STANDARD.decode(b64).ok()?.try_into().ok())
+        .take(MAX_SIGNATURES)
 }
 
 impl WebhookSecrets {
@@ -99,21 +122,27 @@ impl WebhookSecrets {
         if now.abs_diff(timestamp) > TOLERANCE_SECS as u64 {
             return Err(SignatureError::Stale);
         }
-        let candidates = signatures
-            .split(' ')
-            .filter_map(|entry| entry.strip_prefix("v1,"))
-            .filter_map(|b64| STANDARD.decode(b64).ok());
-        for signature in candidates {
-            // Try every secret so the time taken does not reveal which one matched.
-            let mut matched = false;
-            for secret in &self.0 {
-                matched |= secret.verifies(msg_id, timestamp, body, &signature);
-            }
-            if matched {
-                return Ok(());
+        let listed: Vec<[u8; MAC_LEN]> = listed_signatures(signatures).collect();
+        if listed.is_empty() {
+            return Err(SignatureError::Mismatch);
+        }
+        // One MAC per secret, however many signatures are listed (SPEC §7):
+        // an unauthenticated caller cannot make the body be hashed more often
+        // than an honest one does. Every pair is compared in constant time
+        // and none is skipped, so the time taken does not reveal which one
+        // matched.
+        let mut matched = subtle::Choice::from(0);
+        for secret in &self.0 {
+            let expected: [u8; MAC_LEN] = secret.mac(msg_id, timestamp, body).finalize().into_bytes().into();
+            for signature in &listed {
+                matched |= expected.ct_eq(signature);
             }
         }
-        Err(SignatureError::Mismatch)
+        if bool::from(matched) {
+            Ok(())
+        } else {
+            Err(SignatureError::Mismatch)
+        }
     }
 }
 
@@ -212,6 +241,58 @@ mod tests {
         assert!(WebhookSecrets::parse("whsec_").is_err());
         assert!(WebhookSecrets::parse("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").is_err());
         assert!(!format!("{secrets:?}").contains("MfKQ"));
+    }
+
+    fn macs_computed_by(f: impl FnOnce()) -> usize {
+        let before = MACS_COMPUTED.with(|n| n.get());
+        f();
+        MACS_COMPUTED.with(|n| n.get()) - before
+    }
+
+    #[test]
+    fn one_mac_per_secret_however_many_signatures_are_listed() {
+        let (secret, id, ts, body, sig) = REFERENCE[0];
+        let two = WebhookSecrets::parse(&format!("{},{secret}", REFERENCE[1].0)).unwrap();
+        let forged = format!("v1,{}", STANDARD.encode([7u8; 32]));
+        let headers = [
+            sig.to_owned(),
+            "v1, ".repeat(1_000) + sig,
+            format!("{forged} ").repeat(80),
+            "v1,Zm9v ".repeat(500) + &forged,
+        ];
+        for header in &headers {
+            let macs = macs_computed_by(|| {
+                let _ = two.verify(Some(id), Some(&ts.to_string()), Some(header), body.as_bytes(), ts);
+            });
+            assert_eq!(macs, 2, "two secrets, two MACs, for {} header bytes", header.len());
+        }
+        // Skipped entries cost nothing and hide nothing: the real signature
+        // after a thousand empty ones still verifies.
+        assert_eq!(
+            two.verify(Some(id), Some(&ts.to_string()), Some(&headers[1]), body.as_bytes(), ts),
+            Ok(())
+        );
+        // A header with nothing well-formed in it costs no MAC at all.
+        let empty = "v1,".to_owned() + &" v1,".repeat(1_000);
+        let macs = macs_computed_by(|| {
+            let result = two.verify(Some(id), Some(&ts.to_string()), Some(&empty), body.as_bytes(), ts);
+            assert_eq!(result, Err(SignatureError::Mismatch));
+        });
+        assert_eq!(macs, 0);
+    }
+
+    #[test]
+    fn at_most_sixteen_signatures_are_compared() {
+        let (secret, id, ts, body, sig) = REFERENCE[0];
+        let secrets = WebhookSecrets::parse(secret).unwrap();
+        let forged = format!("v1,{} ", STANDARD.encode([7u8; 32]));
+        let verify = |header: &str| secrets.verify(Some(id), Some(&ts.to_string()), Some(header), body.as_bytes(), ts);
+        assert_eq!(verify(&(forged.repeat(MAX_SIGNATURES - 1) + sig)), Ok(()));
+        assert_eq!(
+            verify(&(forged.repeat(MAX_SIGNATURES) + sig)),
+            Err(SignatureError::Mismatch)
+        );
+        assert_eq!(listed_signatures(&forged.repeat(1_000)).count(), MAX_SIGNATURES);
     }
 
     proptest! {
