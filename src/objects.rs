@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use aws_sdk_s3::primitives::DateTime;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
-use page_import_contract::job::{AttemptKey, ARTIFACT_ROOT};
+use page_import_contract::job::{import_prefix, AttemptKey, ARTIFACT_ROOT};
 
 /// S3 takes at most 1 000 keys per `DeleteObjects` call (more is
 /// `MalformedXML`). moto accepts more, so no test against it can catch an
@@ -62,9 +62,15 @@ impl Listing {
 
 /// Lists the prefixes of several imports (`ids`, sorted) in one walk of the
 /// key range they span, from the first id's prefix on, in pages of
-/// `page_size` keys, stopping past the last id's or after `max_pages` pages
-/// (the range may hold many objects of other imports). Returns the listing of every id the walk covered whole;
-/// the ids it did not reach are left to a listing of their own.
+/// `page_size` keys, stopping past the last id's prefix or after `max_pages`
+/// pages (the range may hold many objects of other imports). Returns the
+/// listing of every id the walk covered whole; the ids it did not reach are
+/// left to a listing of their own.
+///
+/// The walk compares keys with prefixes, never id strings: a key of another
+/// shape that sorts among them (`page-imports/{id}-notes/…` and
+/// `page-imports/{id}.json` sort before `page-imports/{id}/`, since `-` and
+/// `.` sort before `/`) is passed over, and ends no import's listing early.
 pub async fn list_range(
     s3: &aws_sdk_s3::Client,
     bucket: &str,
@@ -80,10 +86,13 @@ pub async fn list_range(
         .list_objects_v2()
         .bucket(bucket)
         .prefix(ARTIFACT_ROOT)
-        .start_after(format!("{ARTIFACT_ROOT}{first}"))
+        // Every key of the first prefix sorts after this one: `.` sorts
+        // just before `/`, and the prefix has no key shorter than itself.
+        .start_after(format!("{ARTIFACT_ROOT}{first}."))
         .max_keys(page_size)
         .into_paginator()
         .send();
+    let range = KeyRange::of(last);
     let mut reached: Option<String> = None;
     let mut done = false;
     for _ in 0..max_pages {
@@ -93,15 +102,14 @@ pub async fn list_range(
         };
         for object in page?.contents() {
             let Some(key) = object.key() else { continue };
-            let id = key[ARTIFACT_ROOT.len()..].split('/').next().unwrap_or("");
-            if id > last.as_str() {
+            if range.is_past(key) {
                 done = true;
                 break;
             }
-            if let Some(listing) = listings.get_mut(id) {
+            if let Some(listing) = import_of(key).and_then(|id| listings.get_mut(id)) {
                 listing.add(key, object.last_modified());
             }
-            reached = Some(id.to_owned());
+            reached = Some(key.to_owned());
         }
         if done {
             break;
@@ -110,16 +118,40 @@ pub async fn list_range(
     if done {
         return Ok((listings, Vec::new()));
     }
-    // Cut short: an id the walk is inside of, or has not reached, is not covered.
+    // Cut short: an id whose prefix the walk is inside of, or has not
+    // reached, is not covered.
     let rest: Vec<String> = ids
         .iter()
-        .filter(|id| reached.as_deref().is_none_or(|r| id.as_str() >= r))
+        .filter(|id| reached.as_deref().is_none_or(|key| !KeyRange::of(id).is_past(key)))
         .cloned()
         .collect();
     rest.iter().for_each(|id| {
         listings.remove(id);
     });
     Ok((listings, rest))
+}
+
+/// The keys of one import's prefix, `page-imports/{id}/…`, as a range of
+/// the bucket's sorted keys.
+struct KeyRange(String);
+
+impl KeyRange {
+    fn of(id: &str) -> Self {
+        Self(import_prefix(id))
+    }
+
+    /// Whether `key` sorts after every key of the prefix.
+    fn is_past(&self, key: &str) -> bool {
+        key > self.0.as_str() && !key.starts_with(&self.0)
+    }
+}
+
+/// The import whose prefix holds `key`: the id before the first `/` after
+/// the root, if there is a `/` after it (`page-imports/{id}.json` is in no
+/// import's prefix).
+fn import_of(key: &str) -> Option<&str> {
+    let (id, _) = key.strip_prefix(ARTIFACT_ROOT)?.split_once('/')?;
+    Some(id)
 }
 
 /// The `page-imports/{x}/` prefixes directly under `root`, page by page.
@@ -184,6 +216,33 @@ pub async fn delete_batch(s3: &aws_sdk_s3::Client, bucket: &str, keys: &[String]
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ID: &str = "019af0c2-5a1b-7c2d-9e4f-0a1b2c3d4e5f";
+
+    #[test]
+    fn keys_that_sort_beside_a_prefix_are_neither_in_it_nor_past_it() {
+        let range = KeyRange::of(ID);
+        let before = [
+            format!("page-imports/{ID}"),
+            format!("page-imports/{ID}-copy/1/capture.json"),
+            format!("page-imports/{ID}.json"),
+            format!("page-imports/{ID}/"),
+            format!("page-imports/{ID}/1/capture.json"),
+            format!("page-imports/{ID}/9/assets/x.png"),
+        ];
+        for key in &before {
+            assert!(!range.is_past(key), "{key}");
+        }
+        for key in [format!("page-imports/{ID}0/1/x"), format!("page-imports/{ID}~"), "page-imports/z".into()] {
+            assert!(range.is_past(&key), "{key}");
+        }
+        assert_eq!(import_of(&before[1]), Some(&*format!("{ID}-copy")));
+        assert_eq!(import_of(&before[2]), None);
+        assert_eq!(import_of(&before[4]), Some(ID));
+        // The walk's first key: every key of the prefix sorts after it.
+        let start = format!("page-imports/{ID}.");
+        assert!(before[3..].iter().all(|key| key.as_str() > start.as_str()));
+    }
 
     #[test]
     fn batches_never_exceed_what_s3_takes() {

@@ -388,6 +388,33 @@ async fn keys_of_another_shape_are_left_alone(pool: PgPool) {
     }
 }
 
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn stray_keys_that_sort_just_before_an_import_never_hide_its_objects(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let id = create(&app, &tenant).await;
+    let mut own = seed(&app, &id, 1, 3).await;
+    own.extend(seed(&app, &id, 2, 1).await);
+    // `-` and `.` sort before `/`: both come before the import's own keys.
+    let strays = vec![
+        format!("page-imports/{id}-copy/1/capture.json"),
+        format!("page-imports/{id}.json"),
+    ];
+    put_all(&app, &strays).await;
+    delete_row(&pool, &id).await;
+    past_the_window().await;
+    let report = pass(&app).await;
+    let left = keys_under(&app, "page-imports/").await;
+    let kept: Vec<&String> = own.iter().filter(|key| left.contains(*key)).collect();
+    assert!(kept.is_empty(), "still in S3 after the pass: {kept:?} ({report:?})");
+    for key in &strays {
+        assert!(left.contains(key), "{key} was deleted");
+    }
+    assert_eq!((report.erased, report.objects), (1, 4), "{report:?}");
+    // The audit row says erased only once every object is gone.
+    assert_eq!(audit_row(&pool, &id).await.unwrap()["objects_deleted"], 4);
+}
+
 /// Cuts the proxy in front of S3 just before the second `DeleteObjects`
 /// call goes out: the outage starts in the middle of an erasure.
 struct CutBeforeSecondDelete {
