@@ -442,3 +442,39 @@ async fn a_page_that_exhausts_its_memory_fails_page_crashed_while_a_parallel_cap
     assert_eq!(failure.cause(), ("page_crashed", true), "{}", failure.0);
     assert!(attempt > 1, "retried: {import}");
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_server_that_accepts_and_never_answers_fails_navigation_timeout_and_is_retried(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // The server accepts the connection, reads the request and holds the
+    // socket open without a byte of answer for longer than the test.
+    let site = Site::start(vec![(
+        "/",
+        Page::html("<h1>Too late</h1>").delayed(std::time::Duration::from_secs(600)),
+    )])
+    .await;
+    let app = TestApp::spawn_with_env(
+        pool,
+        vec![
+            ("ALLOW_PRIVATE_SOURCE_URLS", "true".into()),
+            ("CAPTURE_MAX_ATTEMPTS", "2".into()),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[("CAPTURE_NAVIGATION_TIMEOUT_SECS", "3")]);
+    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    // No document ever came: the page waited on the network, not on a
+    // script of its own, and another attempt may find the server answering.
+    let first = app.failure(&id, 1).await;
+    assert_eq!(first.cause(), ("navigation_timeout", true), "{}", first.0);
+    assert_eq!(import["status"], "failed", "{import}");
+    assert_eq!(
+        import["attempt"], 2,
+        "attempt 2 was dispatched and was the last: {import}"
+    );
+    let second = app.failure(&id, 2).await;
+    assert_eq!(second.cause(), ("navigation_timeout", true), "{}", second.0);
+    assert_eq!(site.hits("/"), 2, "each attempt asked the server once");
+}

@@ -715,8 +715,15 @@ impl Page {
     }
 
     /// `PageUnresponsive` when the page's script is stuck, else `otherwise`.
+    /// Only a page with a document of its own can be stuck in its script
+    /// ([`PageState::document_answered`]): before its main document was
+    /// answered the page waits on the network, and the probe of
+    /// [`Page::unresponsive`] waits behind that pending navigation too, so
+    /// it would time out and blame a script that never ran for what is a
+    /// navigation timeout, transient and retryable (SPEC §10).
     async fn stuck_or(&self, otherwise: Failure) -> Failure {
-        if self.unresponsive().await {
+        let answered = self.state().document_answered();
+        if answered && self.unresponsive().await {
             Cause::PageUnresponsive.into()
         } else {
             otherwise

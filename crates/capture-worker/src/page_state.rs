@@ -237,6 +237,17 @@ impl PageState {
         self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
     }
 
+    /// Whether a document of the page's own session was answered, so that
+    /// a script of the page may be running. Until then the page is the
+    /// blank one its tab opened with, waiting on the network (a server that
+    /// accepted the connection and never answered): a deadline missed then
+    /// is the navigation's, never a stuck script's. (A main document that
+    /// redirects is answered at its last hop; one Chromium could not load
+    /// ends the navigation with its error instead.)
+    pub fn document_answered(&self) -> bool {
+        !self.documents.is_empty()
+    }
+
     /// Whether the page's documents asked for anything at `authority`
     /// (`host:port`, as the egress proxy names a tunnel).
     pub fn requested(&self, authority: &str) -> bool {
@@ -374,6 +385,34 @@ mod tests {
         assert!(state.load_fired);
         state.apply("P", true, &Event::new("Inspector.targetCrashed", json!({})));
         assert!(state.crashed);
+    }
+
+    #[test]
+    fn only_a_page_whose_document_was_answered_can_be_stuck_in_its_script() {
+        let mut state = PageState::default();
+        assert!(!state.document_answered(), "the blank tab");
+        state.apply(
+            "P",
+            true,
+            &Event::new(
+                "Network.requestWillBeSent",
+                json!({"requestId": "L1", "type": "Document", "frameId": "MAIN", "request": {"url": "http://page/"}}),
+            ),
+        );
+        assert!(!state.document_answered(), "asked, and the server never answered");
+        let document = Event::new(
+            "Network.responseReceived",
+            json!({"requestId": "L1", "type": "Document", "response": {
+                "url": "http://page/", "status": 200, "mimeType": "text/html", "headers": {},
+            }}),
+        );
+        state.apply("F", false, &document);
+        assert!(
+            !state.document_answered(),
+            "a cross-site frame's document is not the page's"
+        );
+        state.apply("P", true, &document);
+        assert!(state.document_answered());
     }
 
     #[test]
