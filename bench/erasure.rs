@@ -67,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
         erase_after: Duration::ZERO,
         capture_timeout: Duration::ZERO,
         interval: Duration::from_secs(1),
+        lease: page_import::service::erasure::LEASE,
         metrics: Metrics::default(),
     };
     let project = seed_project(&pool).await?;

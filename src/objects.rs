@@ -233,7 +233,11 @@ mod tests {
         for key in &before {
             assert!(!range.is_past(key), "{key}");
         }
-        for key in [format!("page-imports/{ID}0/1/x"), format!("page-imports/{ID}~"), "page-imports/z".into()] {
+        for key in [
+            format!("page-imports/{ID}0/1/x"),
+            format!("page-imports/{ID}~"),
+            "page-imports/z".into(),
+        ] {
             assert!(range.is_past(&key), "{key}");
         }
         assert_eq!(import_of(&before[1]), Some(&*format!("{ID}-copy")));

@@ -144,6 +144,7 @@ impl Shared {
             erase_after: self.config.erase_after_delete,
             capture_timeout: self.config.capture_timeout,
             interval: self.config.erase_interval,
+            lease: crate::service::erasure::LEASE,
             metrics: self.metrics.clone(),
         }
     }

@@ -23,9 +23,10 @@ pub struct Claimed {
     pub failures: i32,
 }
 
-/// Claims up to `limit` due entries for `lease_for`: a soft delete's once
-/// `erase_after` has passed, a row delete's at once, none another pass
-/// holds, none waiting for a retry, and never one whose row is live. The
+/// Claims up to `limit` due entries for `lease_for`, in the order they fell
+/// due: a soft delete's once `erase_after` has passed, a row delete's at
+/// once, none another pass holds, none waiting for a retry, and never one
+/// whose row is live. Entries not yet due are not read. The
 /// last dispatch is read again from a soft-deleted row's attempts, which
 /// may have been dispatched after the delete (an outbox message in flight).
 pub async fn claim(
@@ -39,16 +40,32 @@ pub async fn claim(
     sqlx::query_as!(
         Claimed,
         r#"
-        with due as (
-            select d.page_import_id
+        -- The due head of each kind, through its own index (migration
+        -- `…_erasure_due_order.sql`), merged in the order they fell due.
+        with row_deleted as (
+            select d.page_import_id, d.recorded_at as due
             from page_import_deletion d
-            where (not d.soft or d.deleted_at <= now() - make_interval(secs => $3))
+            where not d.soft
               and coalesce(d.retry_at, '-infinity') <= now()
               and coalesce(d.leased_until, '-infinity') < now()
               and not exists (select 1 from page_import p where p.id = d.page_import_id and p.deleted_at is null)
             order by d.recorded_at
             limit $5
             for update of d skip locked
+        ), soft_deleted as (
+            select d.page_import_id, d.deleted_at + make_interval(secs => $3) as due
+            from page_import_deletion d
+            where d.soft and d.deleted_at <= now() - make_interval(secs => $3)
+              and coalesce(d.retry_at, '-infinity') <= now()
+              and coalesce(d.leased_until, '-infinity') < now()
+              and not exists (select 1 from page_import p where p.id = d.page_import_id and p.deleted_at is null)
+            order by d.deleted_at
+            limit $5
+            for update of d skip locked
+        ), due as (
+            select page_import_id from (select * from row_deleted union all select * from soft_deleted) heads
+            order by due
+            limit $5
         )
         update page_import_deletion d
         set lease = $1, leased_until = now() + make_interval(secs => $2), picked_at = coalesce(d.picked_at, now())
@@ -71,19 +88,43 @@ pub async fn claim(
     .await
 }
 
-/// Extends the lease while the pass still holds it; `false` when it was lost
-/// (it expired and another pass claimed the entry).
-pub async fn renew(conn: &mut PgConnection, id: &str, lease: &str, lease_for: Duration) -> sqlx::Result<bool> {
+/// Extends the lease of every entry the pass still holds under `lease`;
+/// returns how many it holds (an entry whose lease ran out and that another
+/// pass claimed is no longer among them).
+pub async fn renew(conn: &mut PgConnection, lease: &str, lease_for: Duration) -> sqlx::Result<u64> {
     let renewed = sqlx::query!(
-        "update page_import_deletion set leased_until = now() + make_interval(secs => $3)
-         where page_import_id = $1 and lease = $2",
-        id,
+        "update page_import_deletion set leased_until = now() + make_interval(secs => $2)
+         where lease = $1",
         lease,
         lease_for.as_secs_f64(),
     )
     .execute(conn)
     .await?;
-    Ok(renewed.rows_affected() == 1)
+    Ok(renewed.rows_affected())
+}
+
+/// Of `ids`, those the pass still holds under `lease` and whose row is not
+/// live, read under the lock [`finish`] takes (an undo of the soft delete
+/// in progress is waited for). What a pass deletes objects of.
+pub async fn still_erasable(
+    conn: &mut PgConnection,
+    lease: &str,
+    ids: &[String],
+) -> sqlx::Result<std::collections::HashSet<String>> {
+    let held = sqlx::query_scalar!(
+        r#"
+        select d.page_import_id from page_import_deletion d
+        where d.lease = $1 and d.page_import_id = any($2)
+          and not exists (select 1 from page_import p where p.id = d.page_import_id and p.deleted_at is null)
+        order by d.page_import_id
+        for update of d
+        "#,
+        lease,
+        ids,
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(held.into_iter().collect())
 }
 
 /// One entry given back, not to be claimed again for `retry_in`: the late
@@ -250,10 +291,11 @@ pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Re
         select count(*) as "pending!",
                coalesce(extract(epoch from now() - min(due))::float8, 0) as "oldest!"
         from (
-            select case when soft then deleted_at + make_interval(secs => $1) else recorded_at end as due
-            from page_import_deletion
+            select recorded_at as due from page_import_deletion where not soft
+            union all
+            select deleted_at + make_interval(secs => $1) from page_import_deletion
+            where soft and deleted_at <= now() - make_interval(secs => $1)
         ) d
-        where due <= now()
         "#,
         erase_after.as_secs_f64(),
     )

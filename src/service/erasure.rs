@@ -49,7 +49,8 @@ enum Walk {
 /// Prefix listings in flight at once.
 const LISTINGS_IN_FLIGHT: usize = 8;
 /// How long a claim holds an entry; a pass that dies lets it go after this.
-const LEASE: Duration = Duration::from_secs(300);
+/// A pass that is still working renews it every third of it.
+pub const LEASE: Duration = Duration::from_secs(300);
 /// The longest wait before an entry whose S3 calls failed is tried again.
 const MAX_BACKOFF: Duration = Duration::from_secs(3600);
 
@@ -66,6 +67,8 @@ pub struct Eraser {
     pub capture_timeout: Duration,
     /// `ERASE_INTERVAL_SECS`: the first backoff after a failure.
     pub interval: Duration,
+    /// [`LEASE`] (shorter in tests).
+    pub lease: Duration,
     pub metrics: Metrics,
 }
 
@@ -103,7 +106,7 @@ impl Eraser {
                 db::erasure::claim(
                     &mut conn,
                     &lease,
-                    LEASE,
+                    self.lease,
                     self.erase_after,
                     self.capture_timeout,
                     CLAIM_BATCH,
@@ -111,7 +114,8 @@ impl Eraser {
                 .await?
             };
             let full = claimed.len() as i64 == CLAIM_BATCH;
-            self.erase_batch(&lease, claimed, &mut report).await?;
+            self.holding(&lease, self.erase_batch(&lease, claimed, &mut report))
+                .await?;
             if !full {
                 break;
             }
@@ -139,6 +143,21 @@ impl Eraser {
                 failed: false,
             })
             .collect();
+        // Nothing is deleted for an import that is live again: the
+        // liveness is read again under the lock `finish` takes, after the
+        // claim committed.
+        let held = {
+            let ids: Vec<String> = work.iter().map(|w| w.entry.page_import_id.clone()).collect();
+            let mut conn = self.pool.acquire().await?;
+            db::erasure::still_erasable(&mut conn, lease, &ids).await?
+        };
+        work.retain(|w| {
+            let keep = held.contains(&w.entry.page_import_id);
+            if !keep {
+                tracing::warn!(page_import_id = %w.entry.page_import_id, "left alone: live again, or no longer held");
+            }
+            keep
+        });
         let listings = self
             .list_all(
                 work.iter().map(|w| w.entry.page_import_id.clone()).collect(),
@@ -281,6 +300,32 @@ impl Eraser {
             .buffered(LISTINGS_IN_FLIGHT)
             .collect()
             .await
+    }
+
+    /// Runs `work` while renewing `lease` every third of its length, so that
+    /// no other pass takes an entry this one still works (SPEC §13). A
+    /// renewal that fails is logged; the entries this pass lost are
+    /// neither finished nor released by it (both check the lease).
+    async fn holding<T>(&self, lease: &str, work: impl std::future::Future<Output = T>) -> T {
+        let every = self.lease / 3;
+        let mut renewals = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return done,
+                _ = renewals.tick() => {
+                    let renewed = match self.pool.acquire().await {
+                        Ok(mut conn) => db::erasure::renew(&mut conn, lease, self.lease).await,
+                        Err(err) => Err(err),
+                    };
+                    match renewed {
+                        Ok(n) => tracing::debug!(entries = n, "erasure lease renewed"),
+                        Err(err) => tracing::warn!(error = %err, "could not renew the erasure lease"),
+                    }
+                }
+            }
+        }
     }
 
     fn failed(&self, work: &mut Work, err: &anyhow::Error) {

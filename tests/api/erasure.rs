@@ -948,3 +948,167 @@ async fn a_batch_of_deleted_imports_spares_the_live_ones_whose_keys_lie_between_
         assert!(objects_of(&app, id).await.is_empty());
     }
 }
+
+/// A ledger entry written by hand: `soft` with its soft delete's time, or a
+/// row delete recorded at `recorded_secs_ago`.
+async fn ledger_entry(pool: &PgPool, id: &str, soft: bool, deleted_secs_ago: f64, recorded_secs_ago: f64) {
+    sqlx::query(
+        "insert into page_import_deletion (page_import_id, organization_id, project_id, deleted_at, deleted_by, soft, recorded_at)
+         values ($1, 1, 1, now() - make_interval(secs => $3), 'test', $2, now() - make_interval(secs => $4))",
+    )
+    .bind(id)
+    .bind(soft)
+    .bind(deleted_secs_ago)
+    .bind(recorded_secs_ago)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn entries_are_claimed_in_the_order_they_fell_due_not_the_order_they_were_recorded(pool: PgPool) {
+    let day = 86_400.0;
+    let erase_after = Duration::from_secs(30 * 86_400);
+    // Soft deletes of the last month, recorded long before anything else:
+    // due one after another over the last day, or not due yet.
+    for i in 0..20 {
+        let deleted = 30.0 * day + f64::from(i) * 60.0;
+        ledger_entry(&pool, &format!("soft-due-{i:02}"), true, deleted, deleted).await;
+        ledger_entry(&pool, &format!("soft-not-due-{i:02}"), true, day, day).await;
+    }
+    // Rows deleted in SQL (due at once) 630 s and 90 s ago, the first after
+    // its import had been soft-deleted 31 days ago.
+    ledger_entry(&pool, "row-deleted-630s-ago", false, 31.0 * day, 630.0).await;
+    ledger_entry(&pool, "row-deleted-90s-ago", false, 90.0, 90.0).await;
+
+    let mut conn = pool.acquire().await.unwrap();
+    // One at a time: a claim's batch is a set.
+    let mut order = Vec::new();
+    for lease in 0..30 {
+        let claimed = page_import::db::erasure::claim(
+            &mut conn,
+            &lease.to_string(),
+            Duration::from_secs(60),
+            erase_after,
+            Duration::ZERO,
+            1,
+        )
+        .await
+        .unwrap();
+        order.extend(claimed.into_iter().map(|c| c.page_import_id));
+    }
+    // Seconds since each fell due, the longest first.
+    let mut due: Vec<(String, i64)> = (0..20).map(|i| (format!("soft-due-{i:02}"), i * 60)).collect();
+    due.extend([
+        ("row-deleted-630s-ago".to_owned(), 630),
+        ("row-deleted-90s-ago".to_owned(), 90),
+    ]);
+    due.sort_by_key(|(_, ago)| -ago);
+    let expected: Vec<String> = due.into_iter().map(|(id, _)| id).collect();
+    assert_eq!(order, expected);
+    let (pending, oldest) = page_import::db::erasure::pending(&mut conn, erase_after).await.unwrap();
+    assert_eq!(pending, 22, "the soft deletes not yet due are not pending");
+    assert!((oldest - 19.0 * 60.0).abs() < 30.0, "oldest due {oldest} s ago");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_imports(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let id = create(&app, &tenant).await;
+    seed(&app, &id, 1, 3).await;
+    delete_row(&pool, &id).await;
+    past_the_window().await;
+    // The first replica's S3 answers only after 3 s; its lease is 1 s.
+    let upstream: std::net::SocketAddr = crate::helpers::aws_endpoint()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    let proxy = FaultyProxy::start(upstream).await;
+    proxy.set_delay(Duration::from_secs(3));
+    let slow = Eraser {
+        s3: page_import::aws::clients(true, Some(&proxy.url())).await.s3,
+        lease: Duration::from_secs(1),
+        ..app.state.eraser()
+    };
+    let other_pool = PgPool::connect(&crate::helpers::process::database_url_of(&pool))
+        .await
+        .unwrap();
+    let second = Eraser {
+        pool: other_pool,
+        lease: Duration::from_secs(1),
+        ..app.state.eraser()
+    };
+    let first = tokio::spawn(async move { slow.pass_once().await.unwrap() });
+    // Well past the first lease's end, while the first pass still works.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert!(!first.is_finished());
+    let report = second.pass_once().await.unwrap();
+    assert_eq!(
+        report,
+        PassReport::default(),
+        "the second replica took an import the first still works"
+    );
+    let report = first.await.unwrap();
+    assert_eq!((report.erased, report.objects), (1, 3), "{report:?}");
+    assert!(objects_of(&app, &id).await.is_empty());
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_undo_by_hand_that_races_a_claim_is_refused_and_the_import_stays_deleted(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let id = create(&app, &tenant).await;
+    seed(&app, &id, 1, 2).await;
+    soft_delete(&app, &tenant, &id).await;
+    // A pass's claim, not yet committed, holds the ledger entry.
+    let mut claiming = pool.begin().await.unwrap();
+    let claimed = page_import::db::erasure::claim(
+        &mut claiming,
+        "a-racing-pass",
+        Duration::from_secs(300),
+        Duration::ZERO,
+        Duration::ZERO,
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(claimed.len(), 1);
+    // An operator undoes the soft delete meanwhile.
+    let undo = {
+        let pool = pool.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            sqlx::query("update page_import set deleted_at = null, deleted_by = null where id = $1")
+                .bind(&id)
+                .execute(&pool)
+                .await
+        })
+    };
+    assert!(
+        app.waits_for_lock("set deleted_at = null").await,
+        "the undo waits for the claim"
+    );
+    claiming.commit().await.unwrap();
+    let refused = undo
+        .await
+        .unwrap()
+        .expect_err("an undo after the claim committed must be refused");
+    let code = refused
+        .as_database_error()
+        .and_then(|e| e.code())
+        .map(|c| c.into_owned());
+    assert_eq!(code.as_deref(), Some("55006"), "{refused}");
+    let deleted: bool = sqlx::query_scalar("select deleted_at is not null from page_import where id = $1")
+        .bind(&id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert!(deleted, "the import stayed deleted");
+    assert!(
+        page_import::db::erasure::is_known(&mut pool.acquire().await.unwrap(), &id)
+            .await
+            .unwrap(),
+        "its ledger entry is kept"
+    );
+}
