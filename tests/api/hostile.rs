@@ -478,3 +478,50 @@ async fn a_server_that_accepts_and_never_answers_fails_navigation_timeout_and_is
     assert_eq!(second.cause(), ("navigation_timeout", true), "{}", second.0);
     assert_eq!(site.hits("/"), 2, "each attempt asked the server once");
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn thousands_of_refused_requests_list_the_first_thousand_cut_and_count_the_rest(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    // 3 000 requests to a private address, each URL longer than 2 048
+    // characters. The egress proxy refuses 10.255.255.1 when it checks the
+    // address, before connecting anywhere. In batches, so Chromium does not
+    // refuse some itself for having too many outstanding.
+    let html = r#"<!doctype html><html><body><h1>Knocking</h1><script>
+        const tail = 'é'.repeat(1500);
+        (async () => {
+            for (let batch = 0; batch < 60; batch++) {
+                const asked = [];
+                for (let i = batch * 50; i < batch * 50 + 50; i++) {
+                    asked.push(fetch(`http://10.255.255.1/${i}?${tail}`, { mode: 'no-cors' }).catch(() => {}));
+                }
+                await Promise.all(asked);
+            }
+            document.body.dataset.done = 'yes';
+        })();
+        </script></body></html>"#;
+    let site = Site::start(vec![("/", Page::html(html))]).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[("CAPTURE_READY_TIMEOUT_SECS", "60")]);
+    let id = app.import_url(&tenant, &site.url("/"), Some("[data-done]")).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
+    let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    let blocked = m["blockedRequests"].as_array().expect("blockedRequests");
+    assert_eq!(blocked.len(), 1_000, "at most 1 000 listed");
+    let mut numbers = std::collections::HashSet::new();
+    for b in blocked {
+        let url = b["url"].as_str().unwrap();
+        // Percent-encoded by Chromium (`é` is `%C3%A9`), cut to 2 048.
+        assert_eq!(url.chars().count(), 2_048, "{}…", &url[..80]);
+        let number = url
+            .strip_prefix("http://10.255.255.1/")
+            .and_then(|rest| rest.split_once('?'))
+            .and_then(|(n, _)| n.parse::<u32>().ok())
+            .unwrap_or_else(|| panic!("{}…", &url[..80]));
+        numbers.insert(number);
+        assert!(b["reason"].as_str().is_some_and(|r| r.contains("non-public")), "{b}");
+    }
+    assert_eq!(numbers.len(), 1_000, "1 000 different requests");
+    assert_eq!(m["page"]["blockedRequestsOmitted"], 2_000, "{}", m["page"]);
+}

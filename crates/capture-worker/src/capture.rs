@@ -13,7 +13,7 @@ use page_import_contract::job::CaptureJob;
 use crate::browser::Browser;
 use crate::details::Answers;
 use crate::dom;
-use crate::egress::{authority_of, EgressPolicy, EgressProxy, EgressReport, Refusal};
+use crate::egress::{BlockedRequests, EgressPolicy, EgressProxy, EgressReport, Refusal, Refused};
 use crate::failure::{Cause, Failure};
 use crate::page::{AssetBody, Navigation, Page, PartSnapshot};
 
@@ -46,7 +46,7 @@ pub struct Captured {
     pub snapshot: Vec<PartSnapshot>,
     /// What Chromium told about the snapshot's nodes, part by part.
     pub answers: Answers,
-    pub blocked: Vec<BlockedRequest>,
+    pub blocked: BlockedRequests,
     pub timings: Timings,
 }
 
@@ -72,7 +72,7 @@ pub async fn capture(
     })?;
     let page = Page::open(browser, &proxy.url()).instrument(step("open")).await?;
     let result = run(&page, &proxy, job, settings, started).await;
-    let blocked = asked_by_page(proxy.blocked(), &page);
+    let blocked = asked_by_page(&proxy.blocked(), &page);
     let renderer_crashed = page.renderer_crashed();
     page.close().await;
     match result {
@@ -194,22 +194,17 @@ async fn run(
         snapshot,
         answers,
         // The blocked requests are added when the capture ends.
-        blocked: Vec::new(),
+        blocked: BlockedRequests::default(),
         timings,
     })
 }
 
-/// The blocked requests the page made (its documents and workers): Chromium's
-/// own background traffic goes through the same proxy, but no part of the
-/// page asked for it.
-fn asked_by_page(blocked: Vec<BlockedRequest>, page: &Page) -> Vec<BlockedRequest> {
-    blocked
-        .into_iter()
-        .filter(|b| {
-            let authority = authority_of(&b.url).unwrap_or_else(|| b.url.to_ascii_lowercase());
-            page.requested(&authority)
-        })
-        .collect()
+/// The blocked requests the page made (its documents and workers), listed
+/// and counted by the `host:port` each was for ([`Refused::asked_by`]):
+/// Chromium's own background traffic goes through the same proxy, but no
+/// part of the page asked for it.
+fn asked_by_page(refused: &Refused, page: &Page) -> BlockedRequests {
+    refused.asked_by(|authority| page.requested(authority))
 }
 
 fn page_too_large(settings: &CaptureSettings) -> Cause {
@@ -232,10 +227,7 @@ async fn check_source(policy: &EgressPolicy, url: &str) -> Result<(), Failure> {
         Err(Refusal::Unresolved) => Err(Cause::DnsFailure.into()),
         Err(refusal) => Err(Failure {
             cause: Cause::BlockedSource,
-            blocked: vec![BlockedRequest {
-                url: url.to_owned(),
-                reason: refusal.reason(),
-            }],
+            blocked: BlockedRequests::one(BlockedRequest::new(url, refusal.reason())),
         }),
     }
 }
@@ -392,10 +384,11 @@ mod tests {
     #[test]
     fn blocked_addresses_are_final_and_real_statuses_stay_statuses() {
         let mut blocked = EgressReport::default();
-        blocked.blocked.push(BlockedRequest {
-            url: "example.com:443".into(),
-            reason: "non-public address (loopback)".into(),
-        });
+        blocked.blocked.record(
+            "example.com:443".into(),
+            "example.com:443",
+            "non-public address (loopback)".into(),
+        );
         let cause = failed(Some("net::ERR_TUNNEL_CONNECTION_FAILED"), None, &blocked).unwrap();
         assert_eq!((cause.reason(), cause.retryable()), ("blocked_address", false));
         let none = EgressReport::default();

@@ -11,18 +11,22 @@
 //! Each capture gets a proxy of its own, so what it blocked, what failed
 //! upstream and how many bytes it let in are that capture's alone.
 //!
+//! What a proxy records is bounded whatever the page does: the requests it
+//! refused are [`Refused`]'s first [`MAX_BLOCKED_REQUESTS`] and a count of
+//! the rest (SPEC §10).
+//!
 //! The browser only ever sees the proxy's own answer (a `502` or a failed
 //! tunnel) when the page's server cannot be reached, so the proxy records
 //! why ([`Upstream`]): the worker reports a refused connection as refused,
 //! not as the proxy's status.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use page_import_contract::capture::BlockedRequest;
+use page_import_contract::capture::{BlockedRequest, MAX_BLOCKED_REQUESTS};
 use page_import_contract::ip;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -31,6 +35,9 @@ use tokio::task::JoinSet;
 const MAX_HEAD_BYTES: usize = 32 * 1024;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// The `host:port`s whose refusals past the list [`Refused`] counts one by
+/// one; the refusals for others past them are counted together.
+const MAX_OMITTED_AUTHORITIES: usize = 256;
 
 /// Which destinations may be reached.
 #[derive(Debug, Clone, Default)]
@@ -136,9 +143,105 @@ struct UpstreamFailure {
     kind: Upstream,
 }
 
+/// The requests a proxy refused, bounded where they are recorded (SPEC
+/// §10): the first [`MAX_BLOCKED_REQUESTS`] refused, each URL cut to
+/// `MAX_BLOCKED_URL_CHARS` characters ([`BlockedRequest::new`]), and the
+/// number of those past them, so nothing a page does grows the worker's
+/// memory without bound.
+///
+/// Each is kept with the `host:port` it was for, which is how
+/// [`Refused::asked_by`] tells the page's requests from Chromium's own
+/// (the page's `Network` events name what it asked for, and may arrive
+/// after the proxy refused it, so the telling waits for the capture's
+/// end). The ones past the list are counted by `host:port` too, so that
+/// the count of those left out goes through the same filter as the list
+/// and `blockedRequests` plus `blockedRequestsOmitted` is every refused
+/// request the page made. Only a page that is refused at more than
+/// [`MAX_OMITTED_AUTHORITIES`] `host:port`s past the list has the rest of
+/// them counted without their `host:port`, as its own: the count is then
+/// an upper bound (by Chromium's background requests at most, a handful).
+/// Chromium's own requests among the first refused take places in the
+/// list that the filter then leaves empty: the list is the page's
+/// requests among the first 1 000 refused.
+#[derive(Debug, Clone, Default)]
+pub struct Refused {
+    /// The first refused, each with its `host:port`.
+    listed: Vec<(String, BlockedRequest)>,
+    /// How many more were refused, by `host:port` (at most
+    /// [`MAX_OMITTED_AUTHORITIES`] of them).
+    omitted: HashMap<String, u64>,
+    /// How many more were refused at a `host:port` past those.
+    omitted_elsewhere: u64,
+}
+
+/// What `blockedRequests` lists and `blockedRequestsOmitted` counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockedRequests {
+    pub listed: Vec<BlockedRequest>,
+    pub omitted: u64,
+}
+
+impl BlockedRequests {
+    /// One refused request.
+    pub fn one(request: BlockedRequest) -> Self {
+        Self {
+            listed: vec![request],
+            omitted: 0,
+        }
+    }
+}
+
+impl Refused {
+    /// Records that the proxy refused `url` (a plain-HTTP request's URL, a
+    /// tunnel's `host:port`), which is for `authority` (`host:port`,
+    /// lowercase).
+    pub(crate) fn record(&mut self, authority: String, url: &str, reason: String) {
+        if self.listed.len() < MAX_BLOCKED_REQUESTS {
+            self.listed.push((authority, BlockedRequest::new(url, reason)));
+        } else if let Some(count) = self.omitted.get_mut(&authority) {
+            *count += 1;
+        } else if self.omitted.len() < MAX_OMITTED_AUTHORITIES {
+            self.omitted.insert(authority, 1);
+        } else {
+            self.omitted_elsewhere += 1;
+        }
+    }
+
+    /// The refused requests for a `host:port` that `asked` says the page
+    /// asked for, listed and counted (see the type).
+    pub fn asked_by(&self, asked: impl Fn(&str) -> bool) -> BlockedRequests {
+        let omitted: u64 = self
+            .omitted
+            .iter()
+            .filter(|(authority, _)| asked(authority))
+            .map(|(_, count)| count)
+            .sum();
+        BlockedRequests {
+            listed: self
+                .listed
+                .iter()
+                .filter(|(authority, _)| asked(authority))
+                .map(|(_, request)| request.clone())
+                .collect(),
+            omitted: omitted + self.omitted_elsewhere,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.listed.is_empty()
+    }
+
+    /// Whether a request for `authority` was refused. The proxy refuses by
+    /// `host:port` (the address it resolves to and the port), so any
+    /// request refused there means every one would be.
+    fn refused_at(&self, authority: &str) -> bool {
+        self.listed.iter().any(|(a, _)| a == authority) || self.omitted.contains_key(authority)
+    }
+}
+
 #[derive(Default)]
 struct Ledger {
-    blocked: Mutex<Vec<BlockedRequest>>,
+    blocked: Mutex<Refused>,
     upstream: Mutex<Vec<UpstreamFailure>>,
     bytes_in: AtomicU64,
     over_budget: AtomicBool,
@@ -184,7 +287,8 @@ impl EgressProxy {
         format!("http://{}", self.addr)
     }
 
-    pub fn blocked(&self) -> Vec<BlockedRequest> {
+    /// The requests refused so far.
+    pub fn blocked(&self) -> Refused {
         self.ledger.blocked.lock().expect("egress ledger lock").clone()
     }
 
@@ -204,18 +308,15 @@ impl EgressProxy {
 /// What one capture's proxy refused, and which servers it could not reach.
 #[derive(Debug, Default)]
 pub struct EgressReport {
-    pub blocked: Vec<BlockedRequest>,
+    pub blocked: Refused,
     upstream: Vec<UpstreamFailure>,
 }
 
 impl EgressReport {
-    /// Whether the proxy refused `url` (a plain-HTTP request is listed by
-    /// its URL, a tunnel by its `host:port`).
+    /// Whether the proxy refused `url`: a request for its `host:port`
+    /// (plain HTTP or a tunnel) was refused.
     pub fn is_blocked(&self, url: &str) -> bool {
-        let authority = authority_of(url);
-        self.blocked
-            .iter()
-            .any(|b| b.url == url || Some(&b.url) == authority.as_ref())
+        authority_of(url).is_some_and(|authority| self.blocked.refused_at(&authority))
     }
 
     /// Why the proxy could not reach `url`'s server, when it could not.
@@ -355,10 +456,11 @@ async fn serve(mut client: TcpStream, policy: &EgressPolicy, ledger: &Ledger, ma
         }
         Err(refusal) => {
             tracing::debug!(target_host = %host, port, reason = %refusal.reason(), "egress refused");
-            ledger.blocked.lock().expect("egress ledger lock").push(BlockedRequest {
-                url: shown,
-                reason: refusal.reason(),
-            });
+            ledger.blocked.lock().expect("egress ledger lock").record(
+                format!("{}:{port}", host.to_ascii_lowercase()),
+                &shown,
+                refusal.reason(),
+            );
             refuse(&mut client, "403 Forbidden").await;
             return Ok(());
         }
@@ -550,6 +652,85 @@ mod tests {
         assert_eq!(report.last_upstream_failure(), Some(Upstream::Refused));
         assert!(report.blocked.is_empty(), "not a blocked request: {:?}", report.blocked);
         assert_eq!(report.upstream_failure("http://127.0.0.1:1/"), None);
+    }
+
+    #[test]
+    fn the_ledger_keeps_the_first_thousand_refused_cut_and_counts_the_rest_through_the_page_s_filter() {
+        use page_import_contract::capture::MAX_BLOCKED_URL_CHARS;
+        let mut refused = Refused::default();
+        let long = "é".repeat(3_000);
+        for i in 0..3_000 {
+            // Chromium's own, now and then: not the page's.
+            if i % 500 == 0 {
+                refused.record(
+                    "update.googleapis.com:443".into(),
+                    "update.googleapis.com:443",
+                    "r".into(),
+                );
+            }
+            refused.record("10.0.0.1:80".into(), &format!("http://10.0.0.1/{i}?{long}"), "r".into());
+        }
+        assert_eq!(
+            refused.listed.len(),
+            MAX_BLOCKED_REQUESTS,
+            "bounded where it is recorded"
+        );
+        let page = refused.asked_by(|authority| authority == "10.0.0.1:80");
+        // Two of Chromium's requests were among the first 1 000 refused.
+        assert_eq!(page.listed.len(), MAX_BLOCKED_REQUESTS - 2);
+        assert_eq!(
+            page.listed.len() as u64 + page.omitted,
+            3_000,
+            "listed and omitted are every request the page made"
+        );
+        assert!(page.listed[0].url.starts_with("http://10.0.0.1/0?é"));
+        assert!(page
+            .listed
+            .iter()
+            .all(|b| b.url.chars().count() == MAX_BLOCKED_URL_CHARS));
+        assert_eq!(refused.asked_by(|a| a == "update.googleapis.com:443").omitted, 4);
+        assert_eq!(refused.asked_by(|_| false), BlockedRequests::default());
+        let report = EgressReport {
+            blocked: refused,
+            ..Default::default()
+        };
+        assert!(report.is_blocked("http://10.0.0.1/another"));
+        assert!(!report.is_blocked("http://10.0.0.2/"));
+    }
+
+    #[test]
+    fn past_the_list_only_so_many_host_ports_are_kept_and_the_rest_count_as_the_page_s() {
+        let mut refused = Refused::default();
+        for i in 0..MAX_BLOCKED_REQUESTS {
+            refused.record("page:80".into(), &format!("http://page/{i}"), "r".into());
+        }
+        for i in 0..MAX_OMITTED_AUTHORITIES + 44 {
+            refused.record(format!("h{i}:80"), &format!("http://h{i}/"), "r".into());
+            refused.record(format!("h{i}:80"), &format!("http://h{i}/again"), "r".into());
+        }
+        assert_eq!(refused.omitted.len(), MAX_OMITTED_AUTHORITIES);
+        assert_eq!(refused.omitted_elsewhere, 88);
+        let page = refused.asked_by(|a| a == "page:80" || a == "h0:80");
+        assert_eq!((page.listed.len(), page.omitted), (MAX_BLOCKED_REQUESTS, 2 + 88));
+    }
+
+    #[tokio::test]
+    async fn the_proxy_refuses_past_the_list_and_only_counts_those() {
+        let proxy = EgressProxy::start(Arc::new(EgressPolicy::default()), u64::MAX)
+            .await
+            .unwrap();
+        for i in 0..MAX_BLOCKED_REQUESTS + 3 {
+            let mut client = TcpStream::connect(proxy.addr).await.unwrap();
+            // A private address: refused when checked, never connected to.
+            let request = format!("GET http://10.255.255.1/{i} HTTP/1.1\r\nHost: 10.255.255.1\r\n\r\n");
+            client.write_all(request.as_bytes()).await.unwrap();
+            let mut answer = String::new();
+            client.read_to_string(&mut answer).await.unwrap();
+            assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+        }
+        let page = proxy.blocked().asked_by(|a| a == "10.255.255.1:80");
+        assert_eq!((page.listed.len(), page.omitted), (MAX_BLOCKED_REQUESTS, 3));
+        assert_eq!(page.listed[0].url, "http://10.255.255.1/0");
     }
 
     #[test]

@@ -6,9 +6,7 @@
 //! from an earlier delivery's `failure.json` carries that record's, as it
 //! was written (`job.rs`), even by an older worker.
 
-use page_import_contract::capture::BlockedRequest;
-
-use crate::egress::Upstream;
+use crate::egress::{BlockedRequests, Upstream};
 
 /// What went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,14 +187,14 @@ impl Cause {
 #[derive(Debug, Clone)]
 pub struct Failure {
     pub cause: Cause,
-    pub blocked: Vec<BlockedRequest>,
+    pub blocked: BlockedRequests,
 }
 
 impl From<Cause> for Failure {
     fn from(cause: Cause) -> Self {
         Self {
             cause,
-            blocked: Vec::new(),
+            blocked: BlockedRequests::default(),
         }
     }
 }

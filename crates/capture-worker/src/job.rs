@@ -165,7 +165,8 @@ impl Worker {
             retryable: cause.retryable(),
             failed_at: now_rfc3339(),
             elapsed_ms: elapsed.as_millis() as u64,
-            blocked_requests: failure.blocked,
+            blocked_requests: failure.blocked.listed,
+            blocked_requests_omitted: failure.blocked.omitted,
         };
         let bytes = serde_json::to_vec(&record).expect("a failure record serializes");
         let key = format!("{}{FAILURE_OBJECT}", job.artifacts.prefix);
@@ -283,6 +284,7 @@ impl Worker {
                 captured_height: captured.captured_height,
                 truncated: captured.truncated,
                 popups_closed: captured.popups_closed,
+                blocked_requests_omitted: captured.blocked.omitted,
             },
             readiness: Readiness {
                 ready_selector: job.ready_selector.as_deref(),
@@ -296,7 +298,7 @@ impl Worker {
             },
             assets,
             fonts: captured.fonts.clone(),
-            blocked_requests: &captured.blocked,
+            blocked_requests: &captured.blocked.listed,
             dialogs: &captured.dialogs,
             timings: &captured.timings,
             dom: dom::dom(parts, &image_keys, fonts),

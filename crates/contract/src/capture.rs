@@ -57,7 +57,10 @@ pub struct CaptureManifest<'a> {
     pub assets: Vec<Asset<'a>>,
     /// `document.fonts` of the page: the font faces it declared or loaded.
     pub fonts: Vec<FontFace>,
-    /// Requests the page made that the egress rules refused.
+    /// Requests the page made that the egress rules refused: the first
+    /// 1 000 refused (SPEC §10); `page.blockedRequestsOmitted` counts the
+    /// rest.
+    #[schemars(length(max = 1000))]
     pub blocked_requests: &'a [BlockedRequest],
     /// The JavaScript dialogs the page opened, in order, each answered at
     /// once (dismissed; `prompt` got no text): at most 100.
@@ -82,7 +85,8 @@ pub struct SourceInfo<'a> {
     pub title: &'a str,
 }
 
-/// The page: its heights in CSS px, and the popups it opened.
+/// The page: its heights in CSS px, the popups it opened, and the refused
+/// requests `blockedRequests` leaves out.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageInfo {
@@ -94,6 +98,11 @@ pub struct PageInfo {
     /// The popups the page opened (`window.open`, `target=_blank`), each
     /// closed before it loaded anything (SPEC §10).
     pub popups_closed: u32,
+    /// The requests the page made that the egress rules refused past the
+    /// 1 000 that `blockedRequests` lists (SPEC §10); absent when none were
+    /// left out.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub blocked_requests_omitted: u64,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -180,11 +189,35 @@ pub enum DialogKind {
     Beforeunload,
 }
 
+/// At most this many refused requests are listed, each URL cut to
+/// [`MAX_BLOCKED_URL_CHARS`] characters (SPEC §10), in `capture.json` and
+/// in `failure.json`.
+pub const MAX_BLOCKED_REQUESTS: usize = 1_000;
+pub const MAX_BLOCKED_URL_CHARS: usize = 2_048;
+
 /// One refused request.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
 pub struct BlockedRequest {
+    /// The URL of a plain-HTTP request, the `host:port` of a tunnel; cut to
+    /// 2 048 characters.
+    #[schemars(length(max = 2048))]
     pub url: String,
     pub reason: String,
+}
+
+impl BlockedRequest {
+    /// A refused request, its `url` cut to [`MAX_BLOCKED_URL_CHARS`]
+    /// characters (on a character boundary).
+    pub fn new(url: &str, reason: String) -> Self {
+        let cut = url
+            .char_indices()
+            .nth(MAX_BLOCKED_URL_CHARS)
+            .map_or(url, |(end, _)| &url[..end]);
+        Self {
+            url: cut.to_owned(),
+            reason,
+        }
+    }
 }
 
 /// Milliseconds from the start of the capture at the end of each step.
@@ -323,6 +356,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -354,6 +391,19 @@ mod tests {
             "{path} is not the schema of the manifest types: regenerate it with \
              UPDATE_SCHEMA=1 cargo test -p page-import-contract capture_schema"
         );
+    }
+
+    #[test]
+    fn a_blocked_request_s_url_is_cut_to_2048_characters_on_a_character_boundary() {
+        let short = BlockedRequest::new("http://10.0.0.1/", "r".into());
+        assert_eq!(short.url, "http://10.0.0.1/");
+        let exact = "a".repeat(MAX_BLOCKED_URL_CHARS);
+        assert_eq!(BlockedRequest::new(&exact, "r".into()).url, exact);
+        // Two bytes a character: a cut at byte 2 048 would be the 1 024th.
+        let long = format!("http://h/{}", "é".repeat(3_000));
+        let cut = BlockedRequest::new(&long, "r".into()).url;
+        assert_eq!(cut.chars().count(), MAX_BLOCKED_URL_CHARS);
+        assert!(long.starts_with(&cut));
     }
 
     #[test]
