@@ -506,7 +506,8 @@ async fn thousands_of_refused_requests_list_the_first_thousand_cut_and_count_the
     let id = app.import_url(&tenant, &site.url("/"), Some("[data-done]")).await;
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
-    let m = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);
+    // Checked against the committed schema too (`maxItems`, `maxLength`).
+    let m = app.manifest(&id, 1).await;
     let blocked = m["blockedRequests"].as_array().expect("blockedRequests");
     assert_eq!(blocked.len(), 1_000, "at most 1 000 listed");
     let mut numbers = std::collections::HashSet::new();
