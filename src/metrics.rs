@@ -31,6 +31,7 @@ fn handle() -> &'static PrometheusHandle {
         // up in memory between scrapes (unbounded with no scraper, ~80 KB/s
         // at 5 000 req/s) and a scrape would drain them all at once.
         page_import_platform::telemetry::register_metrics();
+        register_counters();
         let upkeep = handle.clone();
         std::thread::Builder::new()
             .name("metrics-upkeep".into())
@@ -44,6 +45,21 @@ fn handle() -> &'static PrometheusHandle {
 }
 
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+const ERASURE_FAILURES: &str = "page_import_erasure_failures_total";
+const ERASURE_OBJECTS_DELETED: &str = "page_import_erasure_objects_deleted_total";
+const ADMISSION_REJECTED: &str = "page_import_admission_rejected_total";
+const DISPATCH_REJECTED: &str = "page_import_dispatch_rejected_total";
+
+/// The counters SPEC §12 and §13 name, at 0 from the process's start: a
+/// counter absent until its first increment is a series no alert or rate
+/// ever sees.
+fn register_counters() {
+    for name in [ERASURE_FAILURES, ERASURE_OBJECTS_DELETED, DISPATCH_REJECTED] {
+        metrics::counter!(name).increment(0);
+    }
+    metrics::counter!(ADMISSION_REJECTED, "reason" => "too_many_queued").increment(0);
+}
 
 /// Cheap to clone; every method records into the process-wide registry.
 #[derive(Clone)]
@@ -146,7 +162,7 @@ impl Metrics {
 
     /// A create or retry refused by admission (SPEC §12).
     pub fn admission_rejected(&self, reason: &'static str) {
-        metrics::counter!("page_import_admission_rejected_total", "reason" => reason).increment(1);
+        metrics::counter!(ADMISSION_REJECTED, "reason" => reason).increment(1);
     }
 
     /// Imports whose erasure is due and not finished, and how long the
@@ -157,11 +173,16 @@ impl Metrics {
     }
 
     pub fn erasure_objects_deleted(&self, n: u64) {
-        metrics::counter!("page_import_erasure_objects_deleted_total").increment(n);
+        metrics::counter!(ERASURE_OBJECTS_DELETED).increment(n);
     }
 
     pub fn erasure_failed(&self) {
-        metrics::counter!("page_import_erasure_failures_total").increment(1);
+        metrics::counter!(ERASURE_FAILURES).increment(1);
+    }
+
+    /// Capture messages SQS refused as the sender's fault (SPEC §12).
+    pub fn dispatch_rejected(&self, n: u64) {
+        metrics::counter!(DISPATCH_REJECTED).increment(n);
     }
 
     pub fn sweeper_failed_imports(&self, n: u64) {

@@ -201,8 +201,14 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             left join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
             where pi.status = '0' and pi.deleted_at is null
         ), slots as (
-            insert into capture_slot (page_import_id, attempt, organization_id)
+            -- An import's slot held by an older attempt is that attempt's,
+            -- which has ended: its next attempt (committed after this pass
+            -- released the ended slots) takes the slot over.
+            insert into capture_slot as s (page_import_id, attempt, organization_id)
             select page_import_id, attempt, organization_id from live
+            on conflict (page_import_id) do update
+            set attempt = excluded.attempt, organization_id = excluded.organization_id, granted_at = now()
+            where s.attempt < excluded.attempt
         ), turns as (
             -- Numbered after the sort: the organization whose last attempt
             -- came last here goes to the very back.

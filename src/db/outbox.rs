@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use sqlx::PgConnection;
 
+use crate::domain::lifecycle::{AttemptOutcome, DISPATCHER};
+use crate::domain::JobStatus;
+
 /// Its `Debug` leaves the body out: a capture job's body carries the nonce.
 #[derive(Clone)]
 pub struct OutboxMessage {
@@ -161,6 +164,79 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
         deleted: row.deleted as u64,
         dispatched: row.ids.into_iter().zip(row.waits).collect(),
     })
+}
+
+/// Messages SQS refused as the sender's fault (SPEC §12): each leaves the
+/// outbox, and the capture attempt it carries, when it is still its
+/// import's live `processing` attempt, ends failed with `error_message`
+/// and the outcome `dispatch_rejected`, so that the next dispatch pass
+/// frees its slot. One statement. Returns the imports whose attempt ended.
+pub async fn reject(conn: &mut PgConnection, ids: &[i64], error_message: &str) -> sqlx::Result<Vec<String>> {
+    sqlx::query_scalar!(
+        r#"
+        with refused as (
+            delete from outbox_message where id = any($1)
+            returning queue, deduplication_id
+        ), named as (
+            select split_part(deduplication_id, ':', 1) as id,
+                   case when split_part(deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
+                        then split_part(deduplication_id, ':', 2)::int end as attempt
+            from refused where queue = 'page_import'
+        ), failed as (
+            update page_import p
+            set status = $3, error_message = $2, updated_at = now(), updated_by = $4
+            from named n
+            where p.id = n.id and p.attempt = n.attempt and p.status = '0' and p.deleted_at is null
+            returning p.id, p.attempt
+        ), history as (
+            update page_import_attempt a
+            set finished_at = now(), outcome = $5, error_message = $2
+            from failed f
+            where a.page_import_id = f.id and a.attempt = f.attempt
+        )
+        select id as "id!" from failed
+        "#,
+        ids,
+        error_message,
+        JobStatus::Failed as JobStatus,
+        DISPATCHER,
+        AttemptOutcome::DispatchRejected.as_str(),
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Of the claimed messages `ids`, removes those whose capture attempt can
+/// no longer run: their import was deleted (soft, or its row gone and in
+/// the erasure ledger) or its attempt ended or moved on while the message
+/// waited (an SQS outage). They are never published (SPEC §12). A message
+/// that names no attempt, or an import never known here, is left to be
+/// published. Returns the ids removed.
+pub async fn drop_ended_captures(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar!(
+        r#"
+        with named as (
+            select o.id, split_part(o.deduplication_id, ':', 1) as import_id,
+                   split_part(o.deduplication_id, ':', 2)::int as attempt
+            from outbox_message o
+            where o.id = any($1) and o.queue = 'page_import'
+              and split_part(o.deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
+        ), ended as (
+            select n.id from named n
+            where exists (
+                    select 1 from page_import p
+                    where p.id = n.import_id
+                      and (p.deleted_at is not null or p.status <> '0' or p.attempt <> n.attempt)
+                  )
+               or exists (select 1 from page_import_deletion d where d.page_import_id = n.import_id)
+        )
+        delete from outbox_message o using ended e where o.id = e.id
+        returning o.id
+        "#,
+        ids,
+    )
+    .fetch_all(conn)
+    .await
 }
 
 /// Schedules another try for each message after its own delay, keeping its

@@ -7,6 +7,8 @@
 pub const SWEEPER: &str = "system:sweeper";
 /// The backend actor of the capture worker's transitions.
 pub const CAPTURE_WORKER: &str = "system:capture-worker";
+/// The backend actor that ends an attempt whose message SQS refused.
+pub const DISPATCHER: &str = "system:dispatcher";
 
 /// Why an attempt started: `page_import_attempt.reason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,8 @@ pub enum AttemptOutcome {
     Failed,
     TimedOut,
     RetryableFailure,
+    /// SQS refused the attempt's message as the sender's fault (SPEC §12).
+    DispatchRejected,
 }
 
 impl AttemptOutcome {
@@ -48,6 +52,7 @@ impl AttemptOutcome {
             Self::Failed => "failed",
             Self::TimedOut => "timed_out",
             Self::RetryableFailure => "retryable_failure",
+            Self::DispatchRejected => "dispatch_rejected",
         }
     }
 }

@@ -167,6 +167,12 @@ impl ReadySelector {
                 "readySelector must not contain control characters",
             ));
         }
+        if !s.chars().all(page_import_contract::job::sqs_can_carry) {
+            return Err(err(
+                "unsupported_character",
+                "readySelector contains a character a queue message cannot carry",
+            ));
+        }
         if s.trim().is_empty() || scraper::Selector::parse(s).is_err() {
             return Err(err("invalid_selector", "readySelector is not a valid CSS selector"));
         }
@@ -255,6 +261,12 @@ mod tests {
             ReadySelector::parse(&"a".repeat(513)).unwrap_err().code,
             "invalid_length"
         );
+        for unsendable in ["#a\u{FFFF}", "[title=\"\u{FFFE}\"]"] {
+            assert_eq!(
+                ReadySelector::parse(unsendable).unwrap_err().code,
+                "unsupported_character"
+            );
+        }
     }
 
     #[test]

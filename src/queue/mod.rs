@@ -16,6 +16,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use futures::StreamExt;
 use page_import_contract::job::TRACEPARENT;
@@ -303,7 +304,11 @@ impl Inner {
             let mut conn = self.pool.acquire().await?;
             outbox::claim_due(&mut conn, CLAIM_LIMIT, self.lease).await
         };
-        let claimed = claimed.await.inspect_err(|err| self.relay_error("claim", err))?;
+        let mut claimed = claimed.await.inspect_err(|err| self.relay_error("claim", err))?;
+        if claimed.is_empty() {
+            return Ok(0);
+        }
+        self.drop_ended_captures(&mut claimed).await;
         if claimed.is_empty() {
             return Ok(0);
         }
@@ -432,19 +437,35 @@ impl Inner {
             .set_entries(Some(entries))
             .send()
             .await;
-        self.record_outcome(lane, result.is_ok()).await;
-        let (sent, failed): (Vec<i64>, Vec<(i64, String)>) = match result {
+        // SQS answered; refusing what was sent is no outage.
+        let refused = result
+            .as_ref()
+            .err()
+            .and_then(|err| refused_as_senders_fault(err.code()));
+        self.record_outcome(lane, result.is_ok() || refused.is_some()).await;
+        if let Some(code) = refused {
+            if messages.len() > 1 {
+                // Which message SQS refused it does not say: each goes alone.
+                return self.publish_one_by_one(lane, messages, reschedule).await;
+            }
+            let rejected: Vec<(i64, String)> = messages.iter().map(|m| (m.id, code.to_owned())).collect();
+            self.reject(lane, &rejected).await;
+            return Ok(Outcome::default());
+        }
+        let (sent, failed, rejected): (Vec<i64>, Vec<(i64, String)>, Vec<(i64, String)>) = match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
-                let failed: Vec<(i64, String)> = out
+                let (rejected, failed): (Vec<_>, Vec<_>) = out
                     .failed()
                     .iter()
-                    .filter_map(|f| Some((f.id().parse().ok()?, f.code().to_owned())))
-                    .collect();
+                    .filter_map(|f| Some((f.id().parse().ok()?, f.code().to_owned(), f.sender_fault())))
+                    .partition(|(_, _, senders_fault)| *senders_fault);
+                let strip = |v: Vec<(i64, String, bool)>| v.into_iter().map(|(id, code, _)| (id, code)).collect();
+                let (failed, rejected): (Vec<(i64, String)>, Vec<(i64, String)>) = (strip(failed), strip(rejected));
                 if let Some((_, code)) = failed.first() {
                     self.warn_failed(queue, failed.len(), code);
                 }
-                (sent, failed)
+                (sent, failed, rejected)
             }
             Err(err) => {
                 let why = aws_sdk_sqs::error::DisplayErrorContext(&err);
@@ -453,9 +474,16 @@ impl Inner {
                 // The whole error chain is long (≈ 1 KB): it is only kept
                 // where it is stored, as the relay's `last_error`.
                 let why = if reschedule { why.to_string() } else { String::new() };
-                (Vec::new(), messages.iter().map(|m| (m.id, why.clone())).collect())
+                (
+                    Vec::new(),
+                    messages.iter().map(|m| (m.id, why.clone())).collect(),
+                    Vec::new(),
+                )
             }
         };
+        if !rejected.is_empty() {
+            self.reject(lane, &rejected).await;
+        }
 
         if !sent.is_empty() {
             self.metrics.outbox_published(queue, sent.len() as u64);
@@ -504,6 +532,80 @@ impl Inner {
             sent: sent.len(),
             failed: failed.len(),
         })
+    }
+
+    /// Sends each message in a batch of its own, after SQS refused the
+    /// batch as a whole: the refused one is found, the others go.
+    async fn publish_one_by_one(
+        &self,
+        lane: &Lane,
+        messages: Vec<OutboxMessage>,
+        reschedule: bool,
+    ) -> anyhow::Result<Outcome> {
+        let mut outcome = Outcome::default();
+        for message in messages {
+            let one = Box::pin(self.publish_batch(lane, vec![message], reschedule)).await?;
+            outcome.sent += one.sent;
+            outcome.failed += one.failed;
+        }
+        Ok(outcome)
+    }
+
+    /// Messages SQS refused as the sender's fault (an invalid body, an
+    /// oversized message) are not retried: they leave the outbox, and the
+    /// capture attempt each carries ends failed, `dispatch_rejected`, its
+    /// slot freed by the next dispatch pass (SPEC §12). A message of
+    /// another queue is kept and retried as before: it holds no slot. A
+    /// database error keeps them all for the relay, which meets the same
+    /// refusal again.
+    async fn reject(&self, lane: &Lane, rejected: &[(i64, String)]) {
+        let queue = lane.name.as_str();
+        for (id, code) in rejected {
+            tracing::error!(queue, outbox_id = id, code = %code, "SQS refused a message as the sender's fault");
+        }
+        if lane.name != QueueName::PageImport {
+            return;
+        }
+        let ids: Vec<i64> = rejected.iter().map(|(id, _)| *id).collect();
+        let code = rejected.first().map_or("", |(_, code)| code.as_str());
+        let message = format!("The capture job could not be queued: SQS refused its message ({code})");
+        let ended = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::reject(&mut conn, &ids, &message).await
+        };
+        match ended.await {
+            Ok(imports) => {
+                self.metrics.dispatch_rejected(ids.len() as u64);
+                for id in &imports {
+                    tracing::warn!(page_import_id = %id, reason = "dispatch_rejected", "capture attempt failed: SQS refused its message");
+                    self.metrics.import_finished("failed");
+                    self.notifier.changed(id);
+                }
+            }
+            Err(err) => self.relay_error("reject", &err),
+        }
+    }
+
+    /// Leaves out of `claimed`, and out of the outbox, the capture messages
+    /// whose attempt can no longer run (`outbox::drop_ended_captures`). On a
+    /// database error nothing is left out.
+    async fn drop_ended_captures(&self, claimed: &mut Vec<OutboxMessage>) {
+        let ids: Vec<i64> = claimed.iter().map(|m| m.id).collect();
+        let dropped = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::drop_ended_captures(&mut conn, &ids).await
+        };
+        match dropped.await {
+            Ok(dropped) if !dropped.is_empty() => {
+                tracing::info!(
+                    messages = dropped.len(),
+                    "not published: their imports were deleted or their attempts ended"
+                );
+                claimed.retain(|m| !dropped.contains(&m.id));
+            }
+            Ok(_) => {}
+            Err(err) => self.relay_error("drop_ended", &err),
+        }
     }
 
     fn duplicates(&self, queue: &str, n: usize) {
@@ -579,5 +681,51 @@ impl Inner {
             .min(self.max_backoff);
         let jitter = rand::rng().random_range(0.5..=1.0);
         cap.mul_f64(jitter)
+    }
+}
+
+/// The error code of a SendMessageBatch call that SQS refused for what was
+/// sent, not for its own state: an invalid body (`InvalidMessageContents`),
+/// a parameter SQS will never take (`InvalidParameterValue`: an oversized
+/// message), a batch too long. Throttling, outages and a queue that does not
+/// exist are not among them: those are retried.
+fn refused_as_senders_fault(code: Option<&str>) -> Option<&str> {
+    let code = code?;
+    // The JSON protocol names `com.amazonaws.sqs#Code`, the query protocol
+    // `AWS.SimpleQueueService.Code`.
+    let bare = code.rsplit(['#', '.']).next().unwrap_or(code);
+    matches!(
+        bare,
+        "InvalidMessageContents" | "InvalidParameterValue" | "BatchRequestTooLong" | "MessageTooLong"
+    )
+    .then_some(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused_as_senders_fault;
+
+    #[test]
+    fn only_a_refusal_of_what_was_sent_is_the_senders_fault() {
+        for code in [
+            "InvalidMessageContents",
+            "InvalidParameterValue",
+            "com.amazonaws.sqs#InvalidMessageContents",
+            "AWS.SimpleQueueService.BatchRequestTooLong",
+        ] {
+            assert_eq!(refused_as_senders_fault(Some(code)), Some(code));
+        }
+        for code in [
+            "RequestThrottled",
+            "ThrottlingException",
+            "AWS.SimpleQueueService.NonExistentQueue",
+            "QueueDoesNotExist",
+            "InternalFailure",
+            "ServiceUnavailable",
+            "InvalidSecurity",
+        ] {
+            assert_eq!(refused_as_senders_fault(Some(code)), None, "{code}");
+        }
+        assert_eq!(refused_as_senders_fault(None), None);
     }
 }

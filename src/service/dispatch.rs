@@ -143,6 +143,19 @@ pub async fn grant(
 ) -> sqlx::Result<Granted> {
     capture::lock_dispatch(tx).await?;
     capture::release_ended_slots(tx).await?;
+    grant_free_slots(tx, limits, limit, lease).await
+}
+
+/// The rest of [`grant`], once the ended slots were released: counts the
+/// attempts in flight and grants up to `limit` free slots. An attempt that
+/// started after the release (a retryable failure's next attempt) may be
+/// granted the slot its import's ended attempt still holds.
+pub async fn grant_free_slots(
+    tx: &mut PgConnection,
+    limits: &CaptureLimits,
+    limit: i64,
+    lease: Duration,
+) -> sqlx::Result<Granted> {
     let busy = capture::in_flight_by_org(tx).await?;
     let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
     let free = (limits.max_in_flight - in_flight).min(limit);
@@ -194,11 +207,15 @@ impl Dispatcher {
         })
     }
 
-    /// Passes until nothing more can be dispatched; the last pass.
+    /// Passes until nothing more can be dispatched; the last pass. A pass
+    /// that dispatched nothing ends it, also when it picked attempts: they
+    /// were locked by a delete in progress, or left the queue meanwhile, and
+    /// another pass at once would only pick them again (SPEC §12: it does
+    /// not spin). The timer's next pass looks again.
     pub async fn dispatch_all(&self) -> anyhow::Result<Pass> {
         loop {
             let pass = self.dispatch_once(PASS_LIMIT).await?;
-            if pass.picked == 0 || pass.full {
+            if pass.dispatched == 0 || pass.full {
                 return Ok(pass);
             }
         }

@@ -264,6 +264,20 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
             vec![("readySelector", "invalid_selector")],
         ),
         (json!({"readySelector": ""}), vec![("readySelector", "invalid_length")]),
+        // Characters no SQS message may carry: the message SQS would refuse
+        // is never written.
+        (
+            json!({"readySelector": "#a\u{FFFF}"}),
+            vec![("readySelector", "unsupported_character")],
+        ),
+        (
+            json!({"readySelector": "[title=\"\u{FFFE}\"]"}),
+            vec![("readySelector", "unsupported_character")],
+        ),
+        (
+            json!({"sourceUrl": "https://example.com/\u{FFFF}"}),
+            vec![("sourceUrl", "unsupported_character")],
+        ),
         (
             json!({"readySelector": "#a\u{7}"}),
             vec![("readySelector", "control_character")],

@@ -806,3 +806,177 @@ async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgP
     assert_eq!(moved, 0, "the import being deleted was not dispatched");
     assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
+
+/// A pass releases the ended slots, then counts and grants. An import's next
+/// attempt that commits in between (a retryable failure) is queued while its
+/// ended attempt still holds the import's slot: the grant takes that slot
+/// over. It was a unique violation that lost the whole pass's grants.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_next_attempt_committed_between_release_and_grant_takes_over_its_slot(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_ATTEMPTS", "3"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let id = app.create_id(&tenant).await;
+    let first = app.exactly_jobs(1).await.remove(0);
+    let limits = CaptureLimits {
+        max_in_flight: 10,
+        max_in_flight_per_org: 10,
+        max_queued: 1000,
+    };
+
+    let mut pass = pool.begin().await.unwrap();
+    capture::lock_dispatch(&mut pass).await.unwrap();
+    assert_eq!(
+        capture::release_ended_slots(&mut pass).await.unwrap(),
+        0,
+        "attempt 1 is live"
+    );
+    let mut retryable = app.failed_body(&first, "connection reset");
+    retryable["retryable"] = true.into();
+    let response = app.callback(&retryable).await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let granted = page_import::service::dispatch::grant_free_slots(&mut pass, &limits, 10, Duration::from_secs(60))
+        .await
+        .expect("the grant of a pass that met a next attempt");
+    pass.commit().await.unwrap();
+    assert_eq!(granted.messages.len(), 1);
+    assert_eq!(granted.messages[0].deduplication_id, format!("{id}:2"));
+    let slots: Vec<(String, i32)> = sqlx::query_as("select page_import_id, attempt from capture_slot")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(slots, vec![(id, 2)]);
+}
+
+/// The only queued attempt is held by a delete in progress: the pass picks
+/// it, skips it, and ends instead of passing again and again until the
+/// delete commits.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_that_granted_nothing_because_its_candidates_were_locked_ends(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let running = app.create_id(&tenant).await;
+    let queued = app.create_id(&tenant).await;
+    let job = app.exactly_jobs(1).await.remove(0);
+    assert_eq!(job.id, running);
+    // A delete in progress holds the queued attempt's row ...
+    let mut delete = pool.begin().await.unwrap();
+    sqlx::query("select 1 from capture_queue where page_import_id = $1 for update")
+        .bind(&queued)
+        .execute(&mut *delete)
+        .await
+        .unwrap();
+    // ... when the running one ends and frees the only slot.
+    sqlx::query("update page_import set status = '2' where id = $1")
+        .bind(&running)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let passes = tokio::time::timeout(Duration::from_secs(5), app.state.dispatcher().dispatch_all()).await;
+    let pass = passes
+        .expect("dispatch_all spun while the candidate was locked")
+        .unwrap();
+    assert_eq!((pass.picked, pass.dispatched), (1, 0), "{pass:?}");
+    delete.rollback().await.unwrap();
+    let pass = app.state.dispatcher().dispatch_all().await.unwrap();
+    assert_eq!(pass.dispatched, 1, "dispatched once the lock is gone: {pass:?}");
+}
+
+/// SQS refuses a message as the sender's fault (here: longer than the
+/// queue's `MaximumMessageSize`): its attempt ends failed,
+/// `dispatch_rejected`, and its slot goes to the next import. It was
+/// retried with backoff forever, holding the slot.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_message_sqs_refuses_ends_its_attempt_dispatch_rejected_and_frees_its_slot(pool: PgPool) {
+    let app = app_with(pool.clone(), &[("CAPTURE_MAX_IN_FLIGHT_PER_ORG", "1")]).await;
+    app.sqs
+        .set_queue_attributes()
+        .queue_url(&app.page_import_queue_url)
+        .attributes(aws_sdk_sqs::types::QueueAttributeName::MaximumMessageSize, "1024")
+        .send()
+        .await
+        .unwrap();
+    let tenant = app.tenant().await;
+    let mut body = import_body(&tenant);
+    body["sourceUrl"] = format!("https://example.com/{}", "a".repeat(1200)).into();
+    let response = app.post_json("/page-imports", &tenant.token, &body).await;
+    assert_eq!(response.status(), 202);
+    let refused = response.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let next = app.create_id(&tenant).await;
+
+    let ended = eventually(Duration::from_secs(15), || async {
+        let import: Value = app
+            .get(&format!("/page-imports/{refused}"), &tenant.token)
+            .await
+            .json()
+            .await
+            .unwrap();
+        import["status"] == "failed"
+    })
+    .await;
+    let outbox: Vec<(Option<String>, i32)> = sqlx::query_as("select last_error, attempts from outbox_message")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(ended, "the refused attempt ended; the outbox holds {outbox:?}");
+    let import: Value = app
+        .get(&format!("/page-imports/{refused}"), &tenant.token)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        import["errorMessage"],
+        "The capture job could not be queued: SQS refused its message (InvalidParameterValue)"
+    );
+    let outcome: String =
+        sqlx::query_scalar("select outcome from page_import_attempt where page_import_id = $1 and attempt = 1")
+            .bind(&refused)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(outcome, "dispatch_rejected");
+    // Its slot went to the organization's next import.
+    let jobs = app.jobs_within(1, Duration::from_secs(10)).await;
+    assert_eq!(jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), [next.as_str()]);
+    assert_eq!(app.outbox_len().await, 0, "nothing is retried");
+    assert!(metric(&app, "page_import_dispatch_rejected_total").await.unwrap() >= 1.0);
+}
+
+/// The seed's `on update cascade` renames an organization everywhere, its
+/// capture backlog included: its queued attempt is still dispatched.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_organization_whose_id_changes_keeps_its_backlog(pool: PgPool) {
+    let app = app_with(pool.clone(), &[("CAPTURE_MAX_IN_FLIGHT", "1")]).await;
+    let tenant = app.tenant().await;
+    app.create_id(&tenant).await;
+    let queued = app.create_id(&tenant).await;
+    let running = app.exactly_jobs(1).await.remove(0);
+    sqlx::query("update organization set id = id + 1000000 where id = $1")
+        .bind(tenant.organization_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    app.end(&running).await;
+    let next = app.jobs_within(1, Duration::from_secs(10)).await;
+    assert_eq!(
+        next.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
+        [queued.as_str()]
+    );
+}

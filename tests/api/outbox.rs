@@ -596,3 +596,36 @@ async fn oldest_age_and_backlog_describe_the_outbox(pool: PgPool) {
     assert!((120.0..121.0).contains(&age), "{age}");
     assert_eq!(page_import::db::outbox::backlog(&mut conn).await.unwrap(), 2);
 }
+
+/// An import deleted while its granted message waits out an SQS outage is
+/// not captured afterwards: the relay drops the message. It was published
+/// once SQS was back.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn an_import_deleted_during_an_sqs_outage_is_not_published_afterwards(pool: PgPool) {
+    let (proxy, app) = behind_a_down_proxy(pool, vec![]).await;
+    let tenant = app.tenant().await;
+    let deleted = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    let kept = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    // Both granted; the after-commit publish and the relay have both given
+    // up on them for now.
+    let waiting = eventually(Duration::from_secs(15), || async {
+        let failed: i64 = sqlx::query_scalar("select count(*) from outbox_message where last_error is not null")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        failed == 2
+    })
+    .await;
+    assert!(waiting, "both messages wait in the outbox");
+    let response = app.delete(&format!("/page-imports/{deleted}"), &tenant.token).await;
+    assert_eq!(response.status(), 204);
+
+    proxy.set_up(true);
+    let messages = app.receive(&app.page_import_queue_url, 1).await;
+    assert_eq!(messages[0]["pageImportId"], kept.as_str());
+    assert!(eventually(Duration::from_secs(10), || async { app.outbox_len().await == 0 }).await);
+    let more = app
+        .receive_within(&app.page_import_queue_url, 1, Duration::from_secs(2))
+        .await;
+    assert!(more.is_empty(), "the deleted import's message was published: {more:?}");
+}

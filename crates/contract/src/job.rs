@@ -122,6 +122,14 @@ pub fn deduplication_id(page_import_id: &str, attempt: i32) -> String {
 }
 
 /// `s3://{bucket}/{key}`: how artifacts are named in callbacks and rows.
+/// Whether SQS can carry `c` in a message body: `#x9 | #xA | #xD |
+/// #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF`. SQS refuses a body with
+/// any other character (`InvalidMessageContents`), so every string that
+/// goes into a capture message is held to this (SPEC §6).
+pub fn sqs_can_carry(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
 pub fn s3_url(bucket: &str, key: &str) -> String {
     format!("s3://{bucket}/{key}")
 }
@@ -129,6 +137,29 @@ pub fn s3_url(bucket: &str, key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sqs_carries_what_its_message_bodies_may_hold() {
+        for c in [
+            '\t',
+            '\n',
+            '\r',
+            ' ',
+            'a',
+            'é',
+            '\u{D7FF}',
+            '\u{E000}',
+            '\u{FFFD}',
+            '\u{10000}',
+            '😀',
+            '\u{10FFFF}',
+        ] {
+            assert!(sqs_can_carry(c), "{c:?}");
+        }
+        for c in ['\0', '\u{1}', '\u{8}', '\u{B}', '\u{1F}', '\u{FFFE}', '\u{FFFF}'] {
+            assert!(!sqs_can_carry(c), "{c:?}");
+        }
+    }
     use proptest::prelude::*;
 
     const ID: &str = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";

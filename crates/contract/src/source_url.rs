@@ -38,6 +38,8 @@ pub enum SourceUrlError {
     Empty,
     TooLong,
     WhitespaceOrControl,
+    /// A character no SQS message may carry (`U+FFFE`, `U+FFFF`, …).
+    UnsupportedCharacter,
     Malformed(String),
     UnsupportedScheme(String),
     Userinfo,
@@ -53,6 +55,7 @@ impl SourceUrlError {
             Self::Empty | Self::Malformed(_) => "invalid_url",
             Self::TooLong => "too_long",
             Self::WhitespaceOrControl => "whitespace_or_control",
+            Self::UnsupportedCharacter => "unsupported_character",
             Self::UnsupportedScheme(_) => "unsupported_scheme",
             Self::Userinfo => "userinfo_not_allowed",
             Self::Port(_) => "port_not_allowed",
@@ -71,6 +74,7 @@ impl fmt::Display for SourceUrlError {
             Self::WhitespaceOrControl => {
                 write!(f, "sourceUrl contains whitespace or a control character")
             }
+            Self::UnsupportedCharacter => write!(f, "sourceUrl contains a character a queue message cannot carry"),
             Self::Malformed(why) => write!(f, "sourceUrl is not a valid URL: {why}"),
             Self::UnsupportedScheme(s) => {
                 write!(f, "scheme '{s}' is not allowed; use http or https")
@@ -106,6 +110,9 @@ impl SourceUrl {
         // WHATWG parsing silently drops tabs and newlines anywhere, even inside the host.
         if trimmed.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(SourceUrlError::WhitespaceOrControl);
+        }
+        if !trimmed.chars().all(crate::job::sqs_can_carry) {
+            return Err(SourceUrlError::UnsupportedCharacter);
         }
         let mut url = Url::parse(trimmed).map_err(|e| match e {
             url::ParseError::IdnaError => SourceUrlError::InvalidHost("not a valid internationalized name".into()),
