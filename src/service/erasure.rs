@@ -377,7 +377,14 @@ pub async fn erase_orphans(
     out: &mut impl Write,
 ) -> anyhow::Result<OrphanReport> {
     let mut report = OrphanReport::default();
-    let cutoff = DateTime::from(SystemTime::now() - older_than);
+    // Any `--older-than-secs` is an answer, not a panic: a cutoff before
+    // the epoch spares every object.
+    let cutoff = DateTime::from(
+        SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+            .max(SystemTime::UNIX_EPOCH),
+    );
     let mut conn = pool.acquire().await?;
     for prefix in objects::list_prefixes(s3, bucket, ARTIFACT_ROOT).await? {
         report.prefixes += 1;

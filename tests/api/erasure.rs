@@ -1112,3 +1112,22 @@ async fn an_undo_by_hand_that_races_a_claim_is_refused_and_the_import_stays_dele
         "its ledger entry is kept"
     );
 }
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn erase_orphans_takes_any_older_than_and_spares_what_is_younger(pool: PgPool) {
+    let database_url = crate::helpers::process::database_url_of(&pool);
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let orphan = uuid::Uuid::now_v7().to_string();
+    let keys = seed(&app, &orphan, 1, 2).await;
+    for older_than in [u64::MAX.to_string(), (u64::MAX / 2).to_string(), "4102444800".into()] {
+        let (ok, lines) = erase_orphans(&app, &database_url, &["--older-than-secs", &older_than]);
+        assert!(ok, "--older-than-secs {older_than}: {lines:?}");
+        assert!(
+            lines
+                .last()
+                .is_some_and(|l| l.contains("0 orphaned") && l.contains("1 spared")),
+            "--older-than-secs {older_than}: {lines:?}"
+        );
+    }
+    assert_eq!(objects_of(&app, &orphan).await, keys.into_iter().collect());
+}
