@@ -1,7 +1,12 @@
 //! Cognito JWT authentication (SPEC §4): RS256 only, keys from a cached JWKS
-//! that is refetched (rate-limited) when a token names an unknown `kid`.
+//! that is refetched (rate-limited) when a token names an unknown `kid`, and
+//! refreshed in the background once it is old: a known key is always served
+//! at once, so a slow or unreachable identity provider holds up no token
+//! whose key is known.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{FromRef, FromRequestParts};
@@ -15,7 +20,7 @@ use crate::error::ApiError;
 
 /// At most one JWKS refetch per this interval, however many unknown `kid`s arrive.
 const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
-/// Keys are refreshed on use once they are this old.
+/// Keys are refreshed in the background on use once they are this old.
 const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
 const LEEWAY_SECS: u64 = 60;
 /// `created_by`/`updated_by` are varchar(50).
@@ -33,7 +38,11 @@ pub struct Authenticator {
     audience: String,
     http: reqwest::Client,
     keys: RwLock<KeyCache>,
+    /// The last refetch, held by whoever fetches: one fetch at a time.
     refetch: Mutex<Option<Instant>>,
+    /// A background refresh is under way.
+    refreshing: AtomicBool,
+    max_key_age: Duration,
     /// Tokens already verified, so a client's repeated requests do not pay
     /// for an RSA verification each time (the largest CPU cost of a request).
     /// Keyed by the token's SHA-256, so the cache holds no usable token;
@@ -115,6 +124,8 @@ impl Authenticator {
             http,
             keys: RwLock::new(KeyCache::default()),
             refetch: Mutex::new(None),
+            refreshing: AtomicBool::new(false),
+            max_key_age: MAX_KEY_AGE,
             verified: moka::sync::Cache::builder()
                 .max_capacity(MAX_VERIFIED)
                 .expire_after(VerifiedExpiry)
@@ -122,7 +133,13 @@ impl Authenticator {
         }
     }
 
-    pub async fn authenticate(&self, token: &str) -> Result<Actor, AuthError> {
+    /// Keys older than `age` are refreshed (tests shorten the hour).
+    pub fn with_max_key_age(mut self, age: Duration) -> Self {
+        self.max_key_age = age;
+        self
+    }
+
+    pub async fn authenticate(self: &Arc<Self>, token: &str) -> Result<Actor, AuthError> {
         if let Some(actor) = self.cached(token) {
             return Ok(actor);
         }
@@ -149,7 +166,7 @@ impl Authenticator {
     }
 
     /// Full verification: header, key, signature, claims. Returns the actor and `exp`.
-    async fn verify(&self, token: &str) -> Result<(Actor, u64), AuthError> {
+    async fn verify(self: &Arc<Self>, token: &str) -> Result<(Actor, u64), AuthError> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|_| AuthError::Invalid("The bearer token is malformed."))?;
         if header.alg != Algorithm::RS256 {
@@ -184,36 +201,42 @@ impl Authenticator {
         Ok((Actor { subject: claims.sub }, claims.exp))
     }
 
-    async fn key(&self, kid: &str) -> Result<DecodingKey, AuthError> {
+    /// The key `kid` names. A known key is served at once, and refreshed in
+    /// the background when it is old. An unknown one needs a refetch
+    /// (rate-limited, one at a time): only such a request waits for one.
+    async fn key(self: &Arc<Self>, kid: &str) -> Result<DecodingKey, AuthError> {
         {
             let cache = self.keys.read().await;
-            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
-            if let (Some(key), true) = (cache.keys.get(kid), fresh) {
-                return Ok(key.clone());
+            if let Some(key) = cache.keys.get(kid) {
+                let key = key.clone();
+                let aged = cache.fetched_at.is_none_or(|t| t.elapsed() >= self.max_key_age);
+                drop(cache);
+                if aged {
+                    self.refresh_in_background();
+                }
+                return Ok(key);
             }
         }
         // One refetch at a time; the others wait and then read what it got.
         let mut last_refetch = self.refetch.lock().await;
         let loaded = {
             let cache = self.keys.read().await;
-            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
-            if let (Some(key), true) = (cache.keys.get(kid), fresh) {
+            if let Some(key) = cache.keys.get(kid) {
                 return Ok(key.clone());
             }
             let loaded = cache.fetched_at.is_some();
-            // Refetches (unknown kid, aged keys, failures) are rate-limited; a
-            // stale copy keeps working meanwhile.
+            // Refetches (unknown kid, failures) are rate-limited.
             let min_interval = if loaded {
                 MIN_REFETCH_INTERVAL
             } else {
                 Duration::from_secs(1)
             };
             if last_refetch.is_some_and(|t| t.elapsed() < min_interval) {
-                return match cache.keys.get(kid) {
-                    Some(key) => Ok(key.clone()),
-                    None if loaded => Err(AuthError::Invalid("The token's signing key is unknown.")),
-                    None => Err(AuthError::KeysUnavailable),
-                };
+                return Err(if loaded {
+                    AuthError::Invalid("The token's signing key is unknown.")
+                } else {
+                    AuthError::KeysUnavailable
+                });
             }
             loaded
         };
@@ -223,22 +246,54 @@ impl Authenticator {
                 if loaded {
                     *last_refetch = Some(Instant::now());
                 }
-                let mut cache = self.keys.write().await;
-                cache.keys = keys;
-                cache.fetched_at = Some(Instant::now());
-                cache
-                    .keys
-                    .get(kid)
-                    .cloned()
-                    .ok_or(AuthError::Invalid("The token's signing key is unknown."))
+                let key = keys.get(kid).cloned();
+                self.store(keys).await;
+                key.ok_or(AuthError::Invalid("The token's signing key is unknown."))
             }
             Err(err) => {
                 *last_refetch = Some(Instant::now());
                 tracing::warn!(error = %err, "JWKS fetch failed");
-                let cache = self.keys.read().await;
-                cache.keys.get(kid).cloned().ok_or(AuthError::KeysUnavailable)
+                Err(AuthError::KeysUnavailable)
             }
         }
+    }
+
+    /// Refetches the key set in a task of its own, unless one is under way or
+    /// the last refetch was less than [`MIN_REFETCH_INTERVAL`] ago; a
+    /// failure keeps the keys as they are.
+    fn refresh_in_background(self: &Arc<Self>) {
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut last_refetch = this.refetch.lock().await;
+            let due = last_refetch.is_none_or(|t| t.elapsed() >= MIN_REFETCH_INTERVAL);
+            let aged = this
+                .keys
+                .read()
+                .await
+                .fetched_at
+                .is_none_or(|t| t.elapsed() >= this.max_key_age);
+            if due && aged {
+                *last_refetch = Some(Instant::now());
+                match this.fetch().await {
+                    Ok(keys) => {
+                        this.store(keys).await;
+                    }
+                    Err(err) => tracing::warn!(error = %err, "JWKS refresh failed; the keys held are kept"),
+                }
+            }
+            drop(last_refetch);
+            this.refreshing.store(false, Ordering::Release);
+        });
+    }
+
+    /// Replaces the cached keys with a fetched set.
+    async fn store(&self, keys: HashMap<String, DecodingKey>) {
+        let mut cache = self.keys.write().await;
+        cache.keys = keys;
+        cache.fetched_at = Some(Instant::now());
     }
 
     async fn fetch(&self) -> anyhow::Result<HashMap<String, DecodingKey>> {
@@ -269,7 +324,7 @@ impl Authenticator {
     }
 
     /// Loads the key set once at start-up so the first request does not pay for it.
-    pub async fn warm_up(&self) {
+    pub async fn warm_up(self: &Arc<Self>) {
         if let Err(err) = self.key("").await {
             if err == AuthError::KeysUnavailable {
                 tracing::warn!("JWKS not reachable at start-up; will retry on demand");
@@ -282,7 +337,7 @@ impl Authenticator {
 impl<S> FromRequestParts<S> for Actor
 where
     S: Send + Sync,
-    std::sync::Arc<Authenticator>: FromRef<S>,
+    Arc<Authenticator>: FromRef<S>,
 {
     type Rejection = ApiError;
 
@@ -302,9 +357,7 @@ where
             .ok_or(ApiError::Unauthorized {
                 detail: "The Authorization header must be a Bearer token.",
             })?;
-        Ok(std::sync::Arc::<Authenticator>::from_ref(state)
-            .authenticate(token)
-            .await?)
+        Ok(Arc::<Authenticator>::from_ref(state).authenticate(token).await?)
     }
 }
 

@@ -273,3 +273,59 @@ async fn a_cached_token_still_expires(pool: PgPool) {
     assert!(expired, "the token is refused once it expired, cached or not");
     expect_problem(app.get(&path, &token).await, 401, "unauthorized").await;
 }
+
+/// A JWKS whose answers the test can hold back, as an identity provider in
+/// an outage that accepts connections and answers nothing.
+async fn holdable_jwks_server() -> (String, tokio::sync::watch::Sender<bool>, Arc<AtomicUsize>) {
+    let (hold, held) = tokio::sync::watch::channel(false);
+    let hits = Arc::new(AtomicUsize::new(0));
+    let h = hits.clone();
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        get(move || {
+            let (h, mut held) = (h.clone(), held.clone());
+            async move {
+                h.fetch_add(1, Ordering::SeqCst);
+                let _ = held.wait_for(|held| !*held).await;
+                axum::Json(read_jwks("dev/jwks.json"))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, hold, hits)
+}
+
+/// Once its keys are old, the cache refreshes them in the background and
+/// serves them meanwhile: an identity provider that stopped answering holds
+/// up no new token whose key is known (each waited for the refetch, up to
+/// its 5 s timeout, one after another).
+#[tokio::test]
+async fn old_keys_are_served_while_their_refresh_hangs() {
+    let (url, hold, hits) = holdable_jwks_server().await;
+    let auth = Arc::new(
+        page_import::auth::Authenticator::new(url, ISSUER.into(), AUDIENCE.into())
+            .with_max_key_age(std::time::Duration::from_millis(200)),
+    );
+    auth.warm_up().await;
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    hold.send_replace(true);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // New tokens (none verified before), one after another, while the
+    // refresh their first use started still waits for an answer.
+    for n in 0..5 {
+        let token = token_for(&format!("user-{n}"));
+        let verified = tokio::time::timeout(std::time::Duration::from_secs(2), auth.authenticate(&token)).await;
+        let actor = verified.expect("a new token waited for the JWKS refresh").unwrap();
+        assert_eq!(actor.subject, format!("user-{n}"));
+    }
+    let refreshed = eventually(std::time::Duration::from_secs(2), || async {
+        hits.load(Ordering::SeqCst) == 2
+    })
+    .await;
+    assert!(refreshed, "one refresh, in the background");
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "one at a time");
+    hold.send_replace(false);
+}
