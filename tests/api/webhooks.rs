@@ -677,3 +677,82 @@ async fn the_terminal_update_itself_refuses_a_row_off_its_fence(pool: PgPool) {
         .unwrap());
     assert_eq!(app.lifecycle(&deleted.id).await["status"], "0");
 }
+
+/// CPU time the process has run, over all its threads, in nanoseconds
+/// (`/proc/PID/task/*/schedstat`: clock ticks are too coarse for 20 requests).
+fn cpu_ns(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// An unauthenticated caller cannot make the service hash a body more often
+/// than an honest one does (SPEC §7): 20 callbacks of 60 KiB listing 1 000
+/// empty signatures cost the service's process at most 3× the CPU of 20
+/// honest ones. They cost 37× when each listed signature was one more HMAC
+/// over the whole body.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_header_of_a_thousand_signatures_costs_what_one_does(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let database_url = crate::helpers::process::database_url_of(&pool);
+    let service = crate::helpers::process::ServiceProcess::start(&app, &database_url, &[]);
+    let pid = service.child.id();
+    let body = |n: usize| {
+        serde_json::to_vec(&json!({
+            "pageImportId": uuid::Uuid::now_v7().to_string(), "attempt": 1, "nonce": format!("n{n}"),
+            "outcome": "failed", "errorMessage": "x".repeat(60 * 1024),
+        }))
+        .unwrap()
+    };
+    let empty_signatures = "v1, ".repeat(1_000);
+    let send = |raw: Vec<u8>, signature: String, msg_id: String| {
+        let request = app
+            .http
+            .post(service.url("/webhooks/page-imports"))
+            .header("content-type", "application/json")
+            .header("webhook-id", msg_id)
+            .header("webhook-timestamp", chrono::Utc::now().timestamp().to_string())
+            .header("webhook-signature", signature)
+            .body(raw);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    // Warmed up: the first requests pay for connections and lazy set-up.
+    for n in 0..5 {
+        let raw = body(n);
+        let signature = page_import_contract::webhook::WebhookSecret::parse(WEBHOOK_SECRET)
+            .unwrap()
+            .sign("warm", chrono::Utc::now().timestamp(), &raw);
+        send(raw, signature, "warm".into()).await;
+    }
+    let measure = |hostile: bool| {
+        let send = &send;
+        let body = &body;
+        let empty_signatures = &empty_signatures;
+        async move {
+            let before = cpu_ns(pid);
+            for n in 0..20 {
+                let raw = body(n);
+                let msg_id = format!("msg_{n}");
+                let (signature, expected) = if hostile {
+                    (empty_signatures.clone(), 401)
+                } else {
+                    let secret = page_import_contract::webhook::WebhookSecret::parse(WEBHOOK_SECRET).unwrap();
+                    (secret.sign(&msg_id, chrono::Utc::now().timestamp(), &raw), 404)
+                };
+                assert_eq!(send(raw, signature, msg_id).await, expected);
+            }
+            cpu_ns(pid) - before
+        }
+    };
+    let honest = measure(false).await;
+    let hostile = measure(true).await;
+    assert!(
+        hostile <= 3 * honest,
+        "20 callbacks with 1 000 empty signatures took {:.1} ms of the service's CPU, 20 honest ones {:.1} ms",
+        hostile as f64 / 1e6,
+        honest as f64 / 1e6
+    );
+}
