@@ -40,6 +40,8 @@ pub const NETWORK_IDLE_PERIOD: Duration = Duration::from_millis(200);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
+/// How long a download's response may lag behind `Page.navigate`'s answer.
+const DOWNLOAD_RESPONSE_WAIT: Duration = Duration::from_secs(2);
 /// The scroll pass (SPEC §11): at most this long, this long at each step.
 pub const REVEAL_BUDGET: Duration = Duration::from_secs(3);
 const REVEAL_PAUSE: Duration = Duration::from_millis(100);
@@ -174,6 +176,16 @@ impl Page {
             self.state().documents.get(loader_id).cloned()
         };
         let is_download = navigated.is_download;
+        if is_download {
+            // Chromium answers `Page.navigate` as soon as it knows the
+            // response is a download (often with `net::ERR_ABORTED`); the
+            // `Network.responseReceived` that names its type may still be
+            // on its way to the event task.
+            let waited = Instant::now() + DOWNLOAD_RESPONSE_WAIT;
+            while document().is_none() && Instant::now() < waited && !self.crashed() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
         if let Some(error) = navigated.error_text.as_deref().filter(|e| !e.is_empty()) {
             return Ok(Navigation {
                 net_error: Some(error.to_owned()),
