@@ -19,14 +19,10 @@ pub struct FailureRecord {
     pub elapsed_ms: u64,
     /// The first 1 000 refused requests the page made, as in `capture.json`.
     pub blocked_requests: Vec<BlockedRequest>,
-    /// The refused requests past them (SPEC §10); absent when none were left
-    /// out, and in a record an older worker wrote.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// The refused requests past them (SPEC §10); 0 when none were left out
+    /// (and when read from a record an older worker wrote, without it).
+    #[serde(default)]
     pub blocked_requests_omitted: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Width and height from a PNG's IHDR chunk.

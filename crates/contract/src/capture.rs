@@ -99,9 +99,8 @@ pub struct PageInfo {
     /// closed before it loaded anything (SPEC §10).
     pub popups_closed: u32,
     /// The requests the page made that the egress rules refused past the
-    /// 1 000 that `blockedRequests` lists (SPEC §10); absent when none were
+    /// 1 000 that `blockedRequests` lists (SPEC §10); 0 when none were
     /// left out.
-    #[serde(skip_serializing_if = "is_zero_u64")]
     pub blocked_requests_omitted: u64,
 }
 
@@ -353,10 +352,6 @@ pub struct Node<'a> {
 }
 
 fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 
