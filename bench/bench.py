@@ -847,6 +847,56 @@ def d():
     ])
 
 
+def k():
+    """K: what one callback costs the service's CPU, honest (one signature,
+    the right one) and hostile (1 000 empty `v1,` entries, unsigned), with
+    bodies of 60 KiB. SPEC §7: an unauthenticated caller cannot make the
+    service hash a body more often than an honest one does."""
+    n = 20 if ARGS.smoke else 200
+    svc = Service(18092)
+    error = "x" * (60 * 1024)
+
+    def body(i):
+        return json.dumps({"pageImportId": f"01900000-0000-7000-8000-{i:012d}", "attempt": 1, "nonce": f"n{i}",
+                           "outcome": "failed", "errorMessage": error}).encode()
+
+    def post(payload, headers, expected):
+        req = urllib.request.Request(svc.url + "/webhooks/page-imports", data=payload, method="POST",
+                                     headers=headers)
+        try:
+            urllib.request.urlopen(req, timeout=60)
+            code = 200
+        except urllib.error.HTTPError as err:
+            code = err.code
+        assert code == expected, (code, expected)
+
+    hostile_headers = {"webhook-id": "msg_bench", "webhook-timestamp": str(int(time.time())),
+                       "webhook-signature": "v1, " * 1000, "content-type": "application/json"}
+    for i in range(5):  # warm-up
+        post(body(i), sign(body(i)), 404)
+    per = {}
+    for kind in ("honest", "hostile"):
+        runs = []
+        for _ in range(ARGS.runs):
+            before = proc_cpu(svc.proc.pid)
+            for i in range(n):
+                payload = body(i)
+                if kind == "honest":
+                    post(payload, sign(payload), 404)
+                else:
+                    post(payload, hostile_headers, 401)
+            runs.append((proc_cpu(svc.proc.pid) - before) * 1e6 / n)
+        per[kind] = median(runs)
+    svc.stop()
+    table("K webhook CPU per callback (60 KiB bodies)", [
+        ("K", "honest callback: one signature, verified (then 404: no such import)",
+         f"{per['honest']:.0f} µs", "—", "—", "reported"),
+        ("K", "hostile callback: 1 000 empty signatures, unsigned (401)",
+         f"{per['hostile']:.0f} µs", f"{per['honest']:.0f} µs",
+         f"{per['hostile'] / max(per['honest'], 1):.2f}×", "≤ 3×"),
+    ])
+
+
 def p6():
     rss, ready = [], []
     for _ in range(max(3, ARGS.runs)):
@@ -1024,7 +1074,7 @@ def main():
           f"{ARGS.seconds} s per load phase; load generator: bench/loadgen.rs (closed loop = N workers, "
           f"open loop = fixed arrival rate, latency from the scheduled start).")
     only = ARGS.only.split(",")
-    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d), ("T", t)]:
+    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d), ("T", t), ("K", k)]:
         if name in only:
             fn()
     if CPU_ROWS:
