@@ -110,6 +110,17 @@ async fn audit_row(pool: &PgPool, id: &str) -> Option<Value> {
         .unwrap()
 }
 
+/// What a pass claims as `lease` for `lease_for`, every window at zero.
+async fn claim_due_now(
+    conn: &mut sqlx::PgConnection,
+    lease: &str,
+    lease_for: Duration,
+) -> Vec<page_import::db::erasure::Claimed> {
+    page_import::db::erasure::claim(conn, lease, lease_for, Duration::ZERO, Duration::ZERO, 10)
+        .await
+        .unwrap()
+}
+
 async fn create(app: &TestApp, tenant: &Tenant) -> String {
     app.create_import(tenant).await["id"].as_str().unwrap().to_owned()
 }
@@ -886,16 +897,7 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
     delete_row(&pool, &id).await;
     past_the_window().await;
     let mut conn = pool.acquire().await.unwrap();
-    let claimed = page_import::db::erasure::claim(
-        &mut conn,
-        "pass-1",
-        Duration::from_secs(60),
-        Duration::ZERO,
-        Duration::ZERO,
-        10,
-    )
-    .await
-    .unwrap();
+    let claimed = claim_due_now(&mut conn, "pass-1", Duration::from_secs(60)).await;
     // The pass listed the prefix empty; then a worker wrote and called back.
     assert!(page_import::db::erasure::note_late_writer(&mut conn, &id)
         .await
@@ -1063,16 +1065,7 @@ async fn an_undo_by_hand_that_races_a_claim_is_refused_and_the_import_stays_dele
     soft_delete(&app, &tenant, &id).await;
     // A pass's claim, not yet committed, holds the ledger entry.
     let mut claiming = pool.begin().await.unwrap();
-    let claimed = page_import::db::erasure::claim(
-        &mut claiming,
-        "a-racing-pass",
-        Duration::from_secs(300),
-        Duration::ZERO,
-        Duration::ZERO,
-        10,
-    )
-    .await
-    .unwrap();
+    let claimed = claim_due_now(&mut claiming, "a-racing-pass", Duration::from_secs(300)).await;
     assert_eq!(claimed.len(), 1);
     // An operator undoes the soft delete meanwhile.
     let undo = {
