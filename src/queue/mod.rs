@@ -283,6 +283,9 @@ async fn publish_after_commit_loop(inner: Arc<Inner>, mut rx: mpsc::Receiver<Out
     }
 }
 
+/// Outbox ids SQS did not take, each with why (an error code or message).
+type Unsent = Vec<(i64, String)>;
+
 /// What one SendMessageBatch call did.
 #[derive(Default)]
 struct Outcome {
@@ -448,20 +451,23 @@ impl Inner {
                 // Which message SQS refused it does not say: each goes alone.
                 return self.publish_one_by_one(lane, messages, reschedule).await;
             }
-            let rejected: Vec<(i64, String)> = messages.iter().map(|m| (m.id, code.to_owned())).collect();
+            let rejected: Unsent = messages.iter().map(|m| (m.id, code.to_owned())).collect();
             self.reject(lane, &rejected).await;
             return Ok(Outcome::default());
         }
-        let (sent, failed, rejected): (Vec<i64>, Vec<(i64, String)>, Vec<(i64, String)>) = match result {
+        let (sent, failed, rejected): (Vec<i64>, Unsent, Unsent) = match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
-                let (rejected, failed): (Vec<_>, Vec<_>) = out
-                    .failed()
-                    .iter()
-                    .filter_map(|f| Some((f.id().parse().ok()?, f.code().to_owned(), f.sender_fault())))
-                    .partition(|(_, _, senders_fault)| *senders_fault);
-                let strip = |v: Vec<(i64, String, bool)>| v.into_iter().map(|(id, code, _)| (id, code)).collect();
-                let (failed, rejected): (Vec<(i64, String)>, Vec<(i64, String)>) = (strip(failed), strip(rejected));
+                let (mut failed, mut rejected) = (Unsent::new(), Unsent::new());
+                for entry in out.failed() {
+                    let Ok(id) = entry.id().parse() else { continue };
+                    let unsent = (id, entry.code().to_owned());
+                    if entry.sender_fault() {
+                        rejected.push(unsent);
+                    } else {
+                        failed.push(unsent);
+                    }
+                }
                 if let Some((_, code)) = failed.first() {
                     self.warn_failed(queue, failed.len(), code);
                 }
