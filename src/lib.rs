@@ -11,6 +11,7 @@ pub mod dns;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod lease;
 pub mod metrics;
 pub mod objects;
 pub mod openapi;

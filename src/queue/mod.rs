@@ -360,25 +360,19 @@ impl Inner {
     }
 
     /// Runs `send` while extending the leases of `held` every third of a
-    /// lease, so a send slower than the lease (SDK retries, a slow endpoint)
-    /// does not let another publisher take the same messages.
+    /// lease (`lease::renewing`), so a send slower than the lease does not
+    /// let another publisher take the same messages.
     async fn hold_leases<T>(&self, held: &[(i64, i32)], send: impl Future<Output = T>) -> T {
-        let mut send = std::pin::pin!(send);
-        let period = self.lease / 3;
-        loop {
-            tokio::select! {
-                out = &mut send => return out,
-                () = tokio::time::sleep(period) => {
-                    let extended = async {
-                        let mut conn = self.pool.acquire().await?;
-                        outbox::extend_leases(&mut conn, held, self.lease).await
-                    };
-                    if let Err(err) = extended.await {
-                        self.relay_error("extend_lease", &err);
-                    }
-                }
+        crate::lease::renewing(self.lease / 3, send, || async {
+            let extended = async {
+                let mut conn = self.pool.acquire().await?;
+                outbox::extend_leases(&mut conn, held, self.lease).await
+            };
+            if let Err(err) = extended.await {
+                self.relay_error("extend_lease", &err);
             }
-        }
+        })
+        .await
     }
 
     /// Sends up to ten messages with SendMessageBatch, deletes the accepted

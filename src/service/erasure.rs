@@ -302,30 +302,23 @@ impl Eraser {
             .await
     }
 
-    /// Runs `work` while renewing `lease` every third of its length, so that
-    /// no other pass takes an entry this one still works (SPEC §13). A
-    /// renewal that fails is logged; the entries this pass lost are
-    /// neither finished nor released by it (both check the lease).
+    /// Runs `work` while renewing `lease` every third of its length
+    /// (`lease::renewing`), so that no other pass takes an entry this one
+    /// still works (SPEC §13). A renewal that fails is logged; the entries
+    /// this pass lost are neither finished nor released by it (both check
+    /// the lease).
     async fn holding<T>(&self, lease: &str, work: impl std::future::Future<Output = T>) -> T {
-        let every = self.lease / 3;
-        let mut renewals = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                done = &mut work => return done,
-                _ = renewals.tick() => {
-                    let renewed = match self.pool.acquire().await {
-                        Ok(mut conn) => db::erasure::renew(&mut conn, lease, self.lease).await,
-                        Err(err) => Err(err),
-                    };
-                    match renewed {
-                        Ok(n) => tracing::debug!(entries = n, "erasure lease renewed"),
-                        Err(err) => tracing::warn!(error = %err, "could not renew the erasure lease"),
-                    }
-                }
+        crate::lease::renewing(self.lease / 3, work, || async {
+            let renewed = match self.pool.acquire().await {
+                Ok(mut conn) => db::erasure::renew(&mut conn, lease, self.lease).await,
+                Err(err) => Err(err),
+            };
+            match renewed {
+                Ok(n) => tracing::debug!(entries = n, "erasure lease renewed"),
+                Err(err) => tracing::warn!(error = %err, "could not renew the erasure lease"),
             }
-        }
+        })
+        .await
     }
 
     fn failed(&self, work: &mut Work, err: &anyhow::Error) {

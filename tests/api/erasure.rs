@@ -1124,3 +1124,48 @@ async fn erase_orphans_takes_any_older_than_and_spares_what_is_younger(pool: PgP
     }
     assert_eq!(objects_of(&app, &orphan).await, keys.into_iter().collect());
 }
+
+/// Before it deletes anything a pass reads again which of its claimed
+/// entries it still holds and whose row is not live: not one whose lease
+/// another pass took, nor one made live again behind its back (the state a
+/// racing undo used to leave: no ledger entry, a live row).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_erases_only_what_it_still_holds_and_what_is_not_live(pool: PgPool) {
+    let app = TestApp::spawn_with_env(pool.clone(), erase_now()).await;
+    let tenant = app.tenant().await;
+    let ids = [
+        create(&app, &tenant).await,
+        create(&app, &tenant).await,
+        create(&app, &tenant).await,
+    ];
+    for id in &ids {
+        soft_delete(&app, &tenant, id).await;
+    }
+    let mut conn = pool.acquire().await.unwrap();
+    assert_eq!(
+        claim_due_now(&mut conn, "this-pass", Duration::from_secs(300))
+            .await
+            .len(),
+        3
+    );
+    let [taken, undone, held] = &ids;
+    sqlx::query("update page_import_deletion set lease = 'another-pass' where page_import_id = $1")
+        .bind(taken)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("delete from page_import_deletion where page_import_id = $1")
+        .bind(undone)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("update page_import set deleted_at = null, deleted_by = null where id = $1")
+        .bind(undone)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let erasable = page_import::db::erasure::still_erasable(&mut conn, "this-pass", &ids)
+        .await
+        .unwrap();
+    assert_eq!(erasable, std::iter::once(held.clone()).collect());
+}
