@@ -19,7 +19,7 @@ fn handle() -> &'static PrometheusHandle {
             )
             .expect("static buckets are valid")
             .set_buckets_for_metric(
-                Matcher::Full("page_import_capture_queue_wait_seconds".into()),
+                Matcher::Full(QUEUE_WAIT.into()),
                 &[
                     0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 14400.0, 86400.0,
                 ],
@@ -50,15 +50,56 @@ const ERASURE_FAILURES: &str = "page_import_erasure_failures_total";
 const ERASURE_OBJECTS_DELETED: &str = "page_import_erasure_objects_deleted_total";
 const ADMISSION_REJECTED: &str = "page_import_admission_rejected_total";
 const DISPATCH_REJECTED: &str = "page_import_dispatch_rejected_total";
+const CREATED: &str = "page_imports_created_total";
+const FINISHED: &str = "page_imports_finished_total";
+const CODE2DES_CREATED: &str = "code2des_jobs_created_total";
+const OUTBOX_PUBLISHED: &str = "outbox_published_total";
+const OUTBOX_PUBLISH_FAILURES: &str = "outbox_publish_failures_total";
+const OUTBOX_DUPLICATES: &str = "outbox_duplicate_publishes_total";
+const CIRCUIT_OPEN: &str = "sqs_publish_circuit_open";
+const WEBHOOK_REJECTIONS: &str = "webhook_rejections_total";
+const ATTEMPTS_STARTED: &str = "page_import_attempts_started_total";
+const QUEUE_WAIT: &str = "page_import_capture_queue_wait_seconds";
+const SWEEPER_TIMED_OUT: &str = "sweeper_timed_out_total";
 
-/// The counters SPEC §12 and §13 name, at 0 from the process's start: a
-/// counter absent until its first increment is a series no alert or rate
-/// ever sees.
+/// The webhook rejection reasons an alert reads (`ApiError::code`):
+/// `unauthorized` is a failed signature check.
+const WEBHOOK_REJECTION_REASONS: [&str; 5] = [
+    "unauthorized",
+    "fence_mismatch",
+    "already_terminal",
+    "not_found",
+    "gone",
+];
+
+/// Every counter and histogram the alert rules (deploy/prometheus) and
+/// SPEC §9, §12 and §13 read, with the label sets known ahead, at 0 from
+/// the process's start: a series absent until its first event is one no
+/// alert or rate ever sees. The outbox's series per queue are registered
+/// by the publisher, which knows its queues (`Metrics::outbox_queue`).
 fn register_counters() {
-    for name in [ERASURE_FAILURES, ERASURE_OBJECTS_DELETED, DISPATCH_REJECTED] {
+    for name in [
+        ERASURE_FAILURES,
+        ERASURE_OBJECTS_DELETED,
+        DISPATCH_REJECTED,
+        CREATED,
+        CODE2DES_CREATED,
+        SWEEPER_TIMED_OUT,
+    ] {
         metrics::counter!(name).increment(0);
     }
     metrics::counter!(ADMISSION_REJECTED, "reason" => "too_many_queued").increment(0);
+    for status in ["completed", "failed"] {
+        metrics::counter!(FINISHED, "status" => status).increment(0);
+    }
+    for reason in WEBHOOK_REJECTION_REASONS {
+        metrics::counter!(WEBHOOK_REJECTIONS, "reason" => reason).increment(0);
+    }
+    for reason in crate::domain::lifecycle::AttemptReason::NEXT {
+        metrics::counter!(ATTEMPTS_STARTED, "reason" => reason.as_str()).increment(0);
+    }
+    // A histogram with no sample yet is rendered with its buckets at 0.
+    let _ = metrics::histogram!(QUEUE_WAIT);
 }
 
 /// Cheap to clone; every method records into the process-wide registry.
@@ -87,23 +128,32 @@ impl Metrics {
     }
 
     pub fn import_created(&self) {
-        metrics::counter!("page_imports_created_total").increment(1);
+        metrics::counter!(CREATED).increment(1);
     }
 
     pub fn import_finished(&self, status: &'static str) {
-        metrics::counter!("page_imports_finished_total", "status" => status).increment(1);
+        metrics::counter!(FINISHED, "status" => status).increment(1);
     }
 
     pub fn code2des_created(&self) {
-        metrics::counter!("code2des_jobs_created_total").increment(1);
+        metrics::counter!(CODE2DES_CREATED).increment(1);
+    }
+
+    /// The series of one outbox queue, at 0 (its circuit closed) until the
+    /// publisher records something.
+    pub fn outbox_queue(&self, queue: &'static str) {
+        metrics::counter!(OUTBOX_PUBLISHED, "queue" => queue).increment(0);
+        metrics::counter!(OUTBOX_PUBLISH_FAILURES, "queue" => queue).increment(0);
+        metrics::counter!(OUTBOX_DUPLICATES, "queue" => queue).increment(0);
+        metrics::gauge!(CIRCUIT_OPEN, "queue" => queue).set(0.0);
     }
 
     pub fn outbox_published(&self, queue: &str, n: u64) {
-        metrics::counter!("outbox_published_total", "queue" => queue.to_owned()).increment(n);
+        metrics::counter!(OUTBOX_PUBLISHED, "queue" => queue.to_owned()).increment(n);
     }
 
     pub fn outbox_publish_failed(&self, queue: &str, n: u64) {
-        metrics::counter!("outbox_publish_failures_total", "queue" => queue.to_owned()).increment(n);
+        metrics::counter!(OUTBOX_PUBLISH_FAILURES, "queue" => queue.to_owned()).increment(n);
     }
 
     /// Messages the after-commit publisher left to the relay without a call:
@@ -113,7 +163,7 @@ impl Metrics {
     }
 
     pub fn sqs_circuit_open(&self, queue: &'static str, open: bool) {
-        metrics::gauge!("sqs_publish_circuit_open", "queue" => queue).set(if open { 1.0 } else { 0.0 });
+        metrics::gauge!(CIRCUIT_OPEN, "queue" => queue).set(if open { 1.0 } else { 0.0 });
     }
 
     /// Errors of the publishing machinery by stage: `claim`, `send`,
@@ -125,7 +175,7 @@ impl Metrics {
     /// Messages SQS accepted more than once (a failed delete after a send,
     /// or another publisher that published them first).
     pub fn outbox_duplicate_publishes(&self, queue: &str, n: u64) {
-        metrics::counter!("outbox_duplicate_publishes_total", "queue" => queue.to_owned()).increment(n);
+        metrics::counter!(OUTBOX_DUPLICATES, "queue" => queue.to_owned()).increment(n);
     }
 
     pub fn outbox_oldest_age(&self, seconds: f64) {
@@ -137,17 +187,29 @@ impl Metrics {
     }
 
     pub fn webhook_rejected(&self, reason: &'static str) {
-        metrics::counter!("webhook_rejections_total", "reason" => reason).increment(1);
+        metrics::counter!(WEBHOOK_REJECTIONS, "reason" => reason).increment(1);
     }
 
     /// Attempts started after the first, by reason: `sweeper`, `retryable`, `manual`.
     pub fn attempts_started(&self, reason: crate::domain::lifecycle::AttemptReason, n: u64) {
-        metrics::counter!("page_import_attempts_started_total", "reason" => reason.as_str()).increment(n);
+        metrics::counter!(ATTEMPTS_STARTED, "reason" => reason.as_str()).increment(n);
     }
 
     /// Capture attempts waiting for a slot, in the whole deployment (SPEC §12).
     pub fn capture_queued(&self, n: i64) {
         metrics::gauge!("page_import_capture_queued").set(n as f64);
+    }
+
+    /// The limits an alert compares its gauges with: `CAPTURE_MAX_IN_FLIGHT`
+    /// and this replica's `EVENTS_MAX_STREAMS`. Set once, at start.
+    pub fn limits(&self, capture_max_in_flight: i64, events_max_streams: usize) {
+        metrics::gauge!("page_import_capture_in_flight_limit").set(capture_max_in_flight as f64);
+        metrics::gauge!("page_import_events_streams_limit").set(events_max_streams as f64);
+    }
+
+    /// `/events` streams open on this replica, read when scraped.
+    pub fn events_streams_open(&self, n: usize) {
+        metrics::gauge!("page_import_events_streams_open").set(n as f64);
     }
 
     /// Capture attempts holding a slot, in the whole deployment (SPEC §12).
@@ -157,7 +219,7 @@ impl Metrics {
 
     /// From an attempt's start to SQS accepting its message.
     pub fn capture_queue_wait(&self, seconds: f64) {
-        metrics::histogram!("page_import_capture_queue_wait_seconds").record(seconds.max(0.0));
+        metrics::histogram!(QUEUE_WAIT).record(seconds.max(0.0));
     }
 
     /// A create or retry refused by admission (SPEC §12).
@@ -165,11 +227,13 @@ impl Metrics {
         metrics::counter!(ADMISSION_REJECTED, "reason" => reason).increment(1);
     }
 
-    /// Imports whose erasure is due and not finished, and how long the
-    /// oldest of them has been due (SPEC §13).
-    pub fn erasure_pending(&self, pending: i64, oldest_seconds: f64) {
-        metrics::gauge!("page_import_erasure_pending").set(pending as f64);
-        metrics::gauge!("page_import_erasure_oldest_pending_seconds").set(oldest_seconds);
+    /// Imports whose erasure is due and not finished, how many of them
+    /// failed their last try, and how long the oldest of them has been due
+    /// (SPEC §13).
+    pub fn erasure_pending(&self, pending: crate::db::erasure::Pending) {
+        metrics::gauge!("page_import_erasure_pending").set(pending.pending as f64);
+        metrics::gauge!("page_import_erasure_failing").set(pending.failing as f64);
+        metrics::gauge!("page_import_erasure_oldest_pending_seconds").set(pending.oldest_seconds);
     }
 
     pub fn erasure_objects_deleted(&self, n: u64) {
@@ -186,12 +250,14 @@ impl Metrics {
     }
 
     pub fn sweeper_failed_imports(&self, n: u64) {
-        metrics::counter!("sweeper_timed_out_total").increment(n);
+        metrics::counter!(SWEEPER_TIMED_OUT).increment(n);
     }
 
-    /// 1 while a supervised background task runs, 0 while it waits to restart.
+    /// 1 while a supervised background task runs, 0 while it waits to
+    /// restart. Its restart counter shows from the task's first start, at 0.
     pub fn task_up(&self, task: &'static str, up: bool) {
         metrics::gauge!("background_task_up", "task" => task).set(if up { 1.0 } else { 0.0 });
+        metrics::counter!("background_task_restarts_total", "task" => task).increment(0);
     }
 
     pub fn task_restarted(&self, task: &'static str) {

@@ -172,6 +172,7 @@ impl AppState {
 
     pub fn from_parts(config: Config, pool: PgPool, aws: AwsClients) -> anyhow::Result<Self> {
         let metrics = Metrics::default();
+        metrics.limits(config.capture_max_in_flight, config.events_max_streams);
         let notifier = Notifier::default();
         let publisher = Publisher::new(
             aws.sqs,

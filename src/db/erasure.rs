@@ -283,17 +283,28 @@ pub async fn is_known(conn: &mut PgConnection, id: &str) -> sqlx::Result<bool> {
     .await
 }
 
-/// Imports whose erasure is due and not finished, and how long the oldest
-/// has been due (seconds; 0 when none).
-pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Result<(i64, f64)> {
+/// The erasures that are due and not finished (SPEC §13).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pending {
+    pub pending: i64,
+    /// Of them, those whose last try failed (they wait for their backoff).
+    pub failing: i64,
+    /// How long the oldest has been due, in seconds; 0 when none is.
+    pub oldest_seconds: f64,
+}
+
+/// Imports whose erasure is due and not finished, how many of them failed
+/// their last try, and how long the oldest has been due.
+pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Result<Pending> {
     let row = sqlx::query!(
         r#"
         select count(*) as "pending!",
+               count(*) filter (where failures > 0) as "failing!",
                coalesce(extract(epoch from now() - min(due))::float8, 0) as "oldest!"
         from (
-            select recorded_at as due from page_import_deletion where not soft
+            select recorded_at as due, failures from page_import_deletion where not soft
             union all
-            select deleted_at + make_interval(secs => $1) from page_import_deletion
+            select deleted_at + make_interval(secs => $1), failures from page_import_deletion
             where soft and deleted_at <= now() - make_interval(secs => $1)
         ) d
         "#,
@@ -301,5 +312,9 @@ pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Re
     )
     .fetch_one(conn)
     .await?;
-    Ok((row.pending, row.oldest))
+    Ok(Pending {
+        pending: row.pending,
+        failing: row.failing,
+        oldest_seconds: row.oldest,
+    })
 }

@@ -24,6 +24,9 @@ pub enum AttemptReason {
 }
 
 impl AttemptReason {
+    /// The reasons an attempt after the first starts for.
+    pub const NEXT: [Self; 3] = [Self::Sweeper, Self::Retryable, Self::Manual];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Create => "create",

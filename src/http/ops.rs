@@ -49,6 +49,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Status>, ApiEr
 /// Prometheus text format.
 #[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics", responses((status = 200, content_type = "text/plain", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    state.metrics.events_streams_open(state.changes.open_streams());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         state.metrics.render(),

@@ -152,6 +152,9 @@ impl Publisher {
         metrics: crate::metrics::Metrics,
         notifier: Notifier,
     ) -> Self {
+        for queue in QueueName::ALL {
+            metrics.outbox_queue(queue.as_str());
+        }
         let inner = Arc::new(Inner {
             sqs,
             pool,

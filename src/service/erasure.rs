@@ -121,8 +121,8 @@ impl Eraser {
             }
         }
         let mut conn = self.pool.acquire().await?;
-        let (pending, oldest) = db::erasure::pending(&mut conn, self.erase_after).await?;
-        self.metrics.erasure_pending(pending, oldest);
+        let pending = db::erasure::pending(&mut conn, self.erase_after).await?;
+        self.metrics.erasure_pending(pending);
         Ok(report)
     }
 

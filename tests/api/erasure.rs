@@ -515,6 +515,18 @@ async fn an_s3_outage_in_the_middle_of_an_erasure_loses_nothing_and_it_finishes_
     assert_eq!(entries.len(), 2, "no entry lost: {entries:?}");
     assert!(entries.iter().any(|(failures, _)| *failures == 1), "{entries:?}");
     assert!(metric(&app, "page_import_erasure_failures_total").await > failures_before);
+    let pending = {
+        let mut conn = pool.acquire().await.unwrap();
+        page_import::db::erasure::pending(&mut conn, Duration::ZERO)
+            .await
+            .unwrap()
+    };
+    let failed = entries.iter().filter(|(failures, _)| *failures > 0).count() as i64;
+    assert_eq!(
+        (pending.pending, pending.failing),
+        (2, failed),
+        "the entries whose last try failed are counted as failing"
+    );
 
     proxy.set_up(true);
     let finished = eventually(Duration::from_secs(10), || async {
@@ -572,14 +584,14 @@ async fn erasure_metrics_count_pending_and_deleted(pool: PgPool) {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
     assert!(metric(&app, "page_import_erasure_objects_deleted_total").await >= deleted_before + 3.0);
-    let (pending, oldest): (i64, f64) = {
+    let pending = {
         let mut conn = pool.acquire().await.unwrap();
         page_import::db::erasure::pending(&mut conn, Duration::ZERO)
             .await
             .unwrap()
     };
-    assert_eq!(pending, 1);
-    assert!(oldest >= 0.0);
+    assert_eq!((pending.pending, pending.failing), (1, 0));
+    assert!(pending.oldest_seconds >= 0.0);
 }
 
 /// `page-import erase-orphans`, as an operator runs it.
@@ -1008,8 +1020,9 @@ async fn entries_are_claimed_in_the_order_they_fell_due_not_the_order_they_were_
     due.sort_by_key(|(_, ago)| -ago);
     let expected: Vec<String> = due.into_iter().map(|(id, _)| id).collect();
     assert_eq!(order, expected);
-    let (pending, oldest) = page_import::db::erasure::pending(&mut conn, erase_after).await.unwrap();
-    assert_eq!(pending, 22, "the soft deletes not yet due are not pending");
+    let pending = page_import::db::erasure::pending(&mut conn, erase_after).await.unwrap();
+    assert_eq!(pending.pending, 22, "the soft deletes not yet due are not pending");
+    let oldest = pending.oldest_seconds;
     assert!((oldest - 19.0 * 60.0).abs() < 30.0, "oldest due {oldest} s ago");
 }
 

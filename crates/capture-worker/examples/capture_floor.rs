@@ -31,6 +31,12 @@ mod dom;
 #[path = "../src/egress.rs"]
 mod egress;
 #[allow(dead_code, unused_imports)]
+#[path = "../src/failure.rs"]
+mod failure;
+#[allow(dead_code, unused_imports)]
+#[path = "../src/metrics.rs"]
+mod metrics;
+#[allow(dead_code, unused_imports)]
 #[path = "../src/protocol.rs"]
 mod protocol;
 

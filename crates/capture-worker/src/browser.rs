@@ -205,7 +205,7 @@ impl Browser {
                 anyhow::bail!("chromium did not answer over its debugging pipe ({e}): {}", why(&tail));
             }
         };
-        metrics::gauge!("worker_browser_info", "version" => version.clone()).set(1.0);
+        crate::metrics::browser_version(&version);
         tracing::info!(pid, %version, user = %user.name, as_root, "chromium started");
         Ok(Self {
             cdp,
@@ -307,14 +307,14 @@ impl BrowserSlot {
                     captures = self.max_captures,
                     "relaunching the browser"
                 );
-                metrics::counter!("worker_browser_relaunches_total").increment(1);
+                crate::metrics::browser_relaunched();
                 let mut retiring = self.retiring.lock().expect("retiring lock");
                 retiring.retain(|browser| browser.strong_count() > 0);
                 retiring.push(Arc::downgrade(&browser));
                 tokio::spawn(retire(browser));
             } else {
                 tracing::warn!(pid = browser.pid, "chromium died; starting a new one");
-                metrics::counter!("worker_browser_restarts_total").increment(1);
+                crate::metrics::browser_restarted();
                 browser.close().await;
             }
         }

@@ -130,6 +130,66 @@ impl Cause {
         }
     }
 
+    /// Whose fault the failure is, for alerts (`worker_captures_total`'s
+    /// `class`): the page's (`site`), the network's between the worker and
+    /// the page (`network`), or the worker's own (`worker`).
+    pub fn class(&self) -> &'static str {
+        match self {
+            Self::InvalidSource
+            | Self::BlockedSource
+            | Self::BlockedRedirect
+            | Self::NavigationFailed { .. }
+            | Self::HttpStatus(_)
+            | Self::ReadyTimeout { .. }
+            | Self::NotAPage { .. }
+            | Self::PageCrashed
+            | Self::PageUnresponsive
+            | Self::PageTooLarge { .. } => "site",
+            Self::DnsFailure
+            | Self::ConnectionRefused
+            | Self::ConnectionReset
+            | Self::ConnectionTimeout
+            | Self::NavigationTimeout { .. }
+            | Self::NetworkError { .. } => "network",
+            Self::BrowserCrashed
+            | Self::BrowserTimeout
+            | Self::BrowserUnavailable
+            | Self::CaptureError
+            | Self::InternalError => "worker",
+        }
+    }
+
+    /// One cause of each kind, so that every reason's series can be shown
+    /// at 0 before its first failure (`metrics::install`).
+    pub fn one_of_each() -> [Self; 21] {
+        [
+            Self::InvalidSource,
+            Self::BlockedSource,
+            Self::BlockedRedirect,
+            Self::DnsFailure,
+            Self::ConnectionRefused,
+            Self::ConnectionReset,
+            Self::ConnectionTimeout,
+            Self::NavigationTimeout { secs: 0 },
+            Self::NetworkError { code: String::new() },
+            Self::NavigationFailed { code: String::new() },
+            Self::HttpStatus(500),
+            Self::ReadyTimeout { secs: 0 },
+            Self::NotAPage {
+                content_type: String::new(),
+                download: false,
+            },
+            Self::PageCrashed,
+            Self::PageUnresponsive,
+            Self::PageTooLarge { mib: 0 },
+            Self::BrowserCrashed,
+            Self::BrowserTimeout,
+            Self::BrowserUnavailable,
+            Self::CaptureError,
+            Self::InternalError,
+        ]
+    }
+
     /// Whether another attempt may succeed: only transient causes (SPEC §10).
     pub fn retryable(&self) -> bool {
         match self {
@@ -221,6 +281,22 @@ impl From<crate::cdp::CdpError> for Failure {
 mod tests {
     use super::*;
     use page_import_contract::callback::client_safe_message;
+
+    /// Each reason has one class, and the list that shows the series at 0
+    /// has every reason once in it.
+    #[test]
+    fn one_of_each_lists_every_reason_and_a_reason_has_one_class() {
+        let mut classes = std::collections::BTreeMap::new();
+        for cause in Cause::one_of_each() {
+            let class = cause.class();
+            assert!(["site", "network", "worker"].contains(&class), "{cause:?}");
+            assert_eq!(*classes.entry(cause.reason()).or_insert(class), class, "{cause:?}");
+        }
+        assert_eq!(classes.len(), 20, "{classes:?}");
+        assert_eq!(classes["navigation_timeout"], "network");
+        assert_eq!(classes["http_status"], "site");
+        assert_eq!(classes["browser_crashed"], "worker");
+    }
 
     /// Every cause SPEC §10 names, with its reason and `retryable`.
     #[test]

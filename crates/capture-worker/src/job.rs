@@ -106,7 +106,7 @@ impl Worker {
                 Ok(browser) => {
                     let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
                     if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
-                        metrics::counter!("worker_browser_crashes_total").increment(1);
+                        crate::metrics::browser_crashed();
                     }
                     result
                 }
@@ -116,13 +116,13 @@ impl Worker {
                 }
             };
             let elapsed = started.elapsed();
-            metrics::histogram!("worker_capture_seconds").record(elapsed.as_secs_f64());
+            crate::metrics::capture_took(elapsed);
             match outcome {
                 Ok(mut captured) => {
                     let details = std::mem::take(&mut captured.answers.details);
                     match parse_snapshot(&captured, details) {
                         Ok(parts) => {
-                            metrics::counter!("worker_captures_total", "outcome" => "completed").increment(1);
+                            crate::metrics::capture_completed();
                             let manifest = self.store_capture(job, &captured, &parts).await?;
                             completed_body(job, &manifest)
                         }
@@ -154,7 +154,7 @@ impl Worker {
         elapsed: std::time::Duration,
     ) -> Result<CallbackBody, StorageError> {
         let cause = &failure.cause;
-        metrics::counter!("worker_captures_total", "outcome" => cause.reason()).increment(1);
+        crate::metrics::capture_failed(cause);
         tracing::info!(page_import_id = %job.page_import_id, reason = cause.reason(), retryable = cause.retryable(), "capture failed");
         let record = FailureRecord {
             schema_version: 1,
@@ -305,7 +305,7 @@ impl Worker {
         };
         let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
         drop(manifest);
-        metrics::histogram!("worker_manifest_bytes").record(bytes.len() as f64);
+        crate::metrics::manifest_bytes(bytes.len());
         let key = format!("{prefix}{MANIFEST_OBJECT}");
         match self
             .put_if_absent(bucket, &key, bytes.clone(), "application/json")

@@ -15,6 +15,7 @@ mod failure;
 mod health;
 mod job;
 mod manifest;
+mod metrics;
 mod page;
 mod page_state;
 mod protocol;
@@ -73,8 +74,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
         return Err(std::io::Error::last_os_error()).context("prctl(PR_SET_DUMPABLE, 0)");
     }
     reaper::start()?;
-    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
-    page_import_platform::telemetry::register_metrics();
+    let metrics = metrics::install(config.browser_max_captures)?;
     for addr in &config.egress_allow {
         tracing::warn!(%addr, "EGRESS_ALLOW lets the browser reach this non-public address: development and tests only");
     }

@@ -1,0 +1,86 @@
+//! The worker's Prometheus metrics: the one place that names them. The
+//! recorder is installed with histogram buckets (so captures can be
+//! aggregated across the fleet), and every series an alert reads
+//! (deploy/prometheus) is shown at 0 from the start: a counter absent until
+//! its first increment is one no rate or alert ever sees.
+
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::failure::Cause;
+
+const CAPTURES: &str = "worker_captures_total";
+const CAPTURE_SECONDS: &str = "worker_capture_seconds";
+const MANIFEST_BYTES: &str = "worker_manifest_bytes";
+const BROWSER_CRASHES: &str = "worker_browser_crashes_total";
+const BROWSER_RELAUNCHES: &str = "worker_browser_relaunches_total";
+const BROWSER_RESTARTS: &str = "worker_browser_restarts_total";
+
+/// Installs the process-wide recorder; `browser_max_captures` is
+/// `BROWSER_MAX_CAPTURES`, the recycling period the relaunch alert compares
+/// with.
+pub fn install(browser_max_captures: u32) -> anyhow::Result<PrometheusHandle> {
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(CAPTURE_SECONDS.into()),
+            &[
+                0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0, 90.0, 120.0,
+            ],
+        )?
+        .set_buckets_for_metric(
+            Matcher::Full(MANIFEST_BYTES.into()),
+            &[1e4, 3e4, 1e5, 3e5, 1e6, 3e6, 1e7, 3e7, 1e8],
+        )?
+        .install_recorder()?;
+    page_import_platform::telemetry::register_metrics();
+    metrics::counter!(CAPTURES, "outcome" => "completed", "class" => "none").increment(0);
+    for cause in Cause::one_of_each() {
+        metrics::counter!(CAPTURES, "outcome" => cause.reason(), "class" => cause.class()).increment(0);
+    }
+    for name in [BROWSER_CRASHES, BROWSER_RELAUNCHES, BROWSER_RESTARTS] {
+        metrics::counter!(name).increment(0);
+    }
+    let _ = metrics::histogram!(CAPTURE_SECONDS);
+    let _ = metrics::histogram!(MANIFEST_BYTES);
+    metrics::gauge!("worker_browser_max_captures").set(f64::from(browser_max_captures));
+    Ok(handle)
+}
+
+pub fn capture_completed() {
+    metrics::counter!(CAPTURES, "outcome" => "completed", "class" => "none").increment(1);
+}
+
+pub fn capture_failed(cause: &Cause) {
+    metrics::counter!(CAPTURES, "outcome" => cause.reason(), "class" => cause.class()).increment(1);
+}
+
+/// The capture's own time, whatever its outcome: from taking a browser to
+/// the page's answers or failure (uploads and the callback are not in it).
+pub fn capture_took(elapsed: Duration) {
+    metrics::histogram!(CAPTURE_SECONDS).record(elapsed.as_secs_f64());
+}
+
+pub fn manifest_bytes(n: usize) {
+    metrics::histogram!(MANIFEST_BYTES).record(n as f64);
+}
+
+/// The browser crashed during a capture.
+pub fn browser_crashed() {
+    metrics::counter!(BROWSER_CRASHES).increment(1);
+}
+
+/// A live browser was retired after `BROWSER_MAX_CAPTURES` captures.
+pub fn browser_relaunched() {
+    metrics::counter!(BROWSER_RELAUNCHES).increment(1);
+}
+
+/// The browser was found dead and a new one started.
+pub fn browser_restarted() {
+    metrics::counter!(BROWSER_RESTARTS).increment(1);
+}
+
+/// The running Chromium's version, as a label.
+pub fn browser_version(version: &str) {
+    metrics::gauge!("worker_browser_info", "version" => version.to_owned()).set(1.0);
+}
