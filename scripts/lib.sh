@@ -35,6 +35,15 @@ ensure_chromium() {
   log "$("$CHROMIUM" --version 2>/dev/null || echo 'chromium: not runnable')"
 }
 
+# Prometheus and promtool from Debian: the alert rules' unit tests
+# (promtool test rules) and tests/api/alerts.rs, which runs a real server.
+ensure_prometheus() {
+  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+    log "installing Prometheus from Debian packages"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  fi
+}
+
 # moto in a project-local virtualenv.
 ensure_moto() {
   if [ ! -x "$VENV/bin/moto_server" ]; then

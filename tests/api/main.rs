@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod alerts;
 mod attempts;
 mod auth;
 mod browser;
