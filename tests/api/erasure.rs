@@ -507,7 +507,11 @@ async fn an_s3_outage_in_the_middle_of_an_erasure_loses_nothing_and_it_finishes_
         .map(BTreeSet::len)
         .sum();
     assert_eq!(left, 200, "the first batch of 1 000 was deleted, the rest kept");
-    assert_eq!(audit_rows(&pool).await, 0, "no audit row says erased while objects remain");
+    assert_eq!(
+        audit_rows(&pool).await,
+        0,
+        "no audit row says erased while objects remain"
+    );
     let entries: Vec<(i32, i64)> =
         sqlx::query_as("select failures, objects_deleted from page_import_deletion order by page_import_id")
             .fetch_all(&pool)
