@@ -183,7 +183,7 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
         .await
         .unwrap();
     assert!(
-        metrics.contains(r#"worker_captures_total{outcome="completed"} 1"#),
+        metrics.contains(r#"worker_captures_total{outcome="completed",class="none"} 1"#),
         "{metrics}"
     );
     let browser = manifest["worker"]["browser"].as_str().unwrap();
