@@ -1,4 +1,5 @@
-//! `scripts/dev` as a newcomer uses it: it brings the whole stack up, and
+//! `scripts/dev` as a newcomer uses it: it brings the whole stack up
+//! (Prometheus with the alert rules among it), and
 //! Ctrl-C (SIGINT to its process group, as a terminal sends it) or a SIGTERM
 //! to the script stops everything it started and removes its directory.
 
@@ -59,10 +60,17 @@ fn start_dev() -> (std::process::Child, Vec<i32>, PathBuf) {
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    // The worker's Chromium is up once it has children.
-    while descendants_of(worker).is_empty() && Instant::now() < deadline {
+    // The worker's Chromium is up once it has children; Prometheus starts
+    // after the worker.
+    let prometheus = || {
+        descendants_of(child.id() as i32).into_iter().any(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.starts_with("prometheus\0"))
+        })
+    };
+    while (descendants_of(worker).is_empty() || !prometheus()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
     }
+    assert!(prometheus(), "scripts/dev started Prometheus");
     // Its directory: where its moto writes its log (other tests may be
     // starting stacks of their own meanwhile).
     let dir = descendants_of(child.id() as i32)
@@ -123,8 +131,8 @@ fn assert_all_stopped(mut child: std::process::Child, started: &[i32], dir: &std
 fn ctrl_c_stops_everything_scripts_dev_started() {
     let (child, started, dir) = start_dev();
     assert!(
-        started.len() >= 5,
-        "service, worker, Chromium, sample site, moto, PostgreSQL: {started:?}"
+        started.len() >= 6,
+        "service, worker, Chromium, sample site, Prometheus, moto, PostgreSQL: {started:?}"
     );
     // A terminal's Ctrl-C: SIGINT to the whole foreground process group.
     unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
