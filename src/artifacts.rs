@@ -13,7 +13,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
 use page_import_contract::job::artifact_prefix;
-use page_import_contract::manifest::CaptureHash;
+use page_import_contract::manifest::{CaptureHash, IDENTITY_FIELDS as IDENTITY, SCHEMA_VERSION};
 
 /// Manifests above this size are refused (SPEC §7).
 pub const MAX_MANIFEST_BYTES: u64 = 256 * 1024 * 1024;
@@ -269,7 +269,7 @@ fn check_identity(reader: impl Read, expected: &IdentityOwned) -> Result<(), Man
             false
         } else {
             match IDENTITY[field] {
-                "schemaVersion" => json.next_number_as_str().map_err(invalid)? == "1",
+                "schemaVersion" => json.next_number_as_str().map_err(invalid)? == SCHEMA_VERSION.to_string(),
                 "attempt" => json.next_number_as_str().map_err(invalid)? == expected.attempt.to_string(),
                 "pageImportId" => json.next_str().map_err(invalid)? == expected.page_import_id,
                 _ => bool::from(
@@ -295,9 +295,6 @@ fn check_identity(reader: impl Read, expected: &IdentityOwned) -> Result<(), Man
         None => Ok(()),
     }
 }
-
-/// The manifest's identity fields (SPEC §7).
-const IDENTITY: [&str; 4] = ["schemaVersion", "pageImportId", "attempt", "nonce"];
 
 /// `Read` over chunks arriving on a channel.
 struct ChannelReader {

@@ -224,28 +224,6 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
-/// Turns a named constraint violation into a client error, as realworld-axum-sqlx does.
-pub trait ResultExt<T> {
-    fn on_constraint(
-        self,
-        name: &str,
-        f: impl FnOnce(Box<dyn sqlx::error::DatabaseError>) -> ApiError,
-    ) -> Result<T, ApiError>;
-}
-
-impl<T> ResultExt<T> for Result<T, sqlx::Error> {
-    fn on_constraint(
-        self,
-        name: &str,
-        f: impl FnOnce(Box<dyn sqlx::error::DatabaseError>) -> ApiError,
-    ) -> Result<T, ApiError> {
-        self.map_err(|err| match err {
-            sqlx::Error::Database(db) if db.constraint() == Some(name) => f(db),
-            other => other.into(),
-        })
-    }
-}
-
 fn truncate(message: String) -> String {
     const MAX: usize = 300;
     if message.len() <= MAX {

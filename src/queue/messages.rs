@@ -65,3 +65,8 @@ pub struct Code2DesJob<'a> {
     pub result_url: &'a str,
     pub capture_hash: &'a str,
 }
+
+impl Code2DesJob<'_> {
+    /// The `schemaVersion` of the Code2Des queue message (SPEC §8).
+    pub const SCHEMA_VERSION: u32 = 1;
+}

@@ -66,7 +66,7 @@ pub async fn create(
 
     let id = Uuid::now_v7().to_string();
     let message_body = serde_json::to_string(&Code2DesJob {
-        schema_version: 1,
+        schema_version: Code2DesJob::SCHEMA_VERSION,
         code2des_id: &id,
         page_import_id: &request.page_import_id,
         result_url: &result_url,

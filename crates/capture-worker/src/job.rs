@@ -157,7 +157,7 @@ impl Worker {
         crate::metrics::capture_failed(cause);
         tracing::info!(page_import_id = %job.page_import_id, reason = cause.reason(), retryable = cause.retryable(), "capture failed");
         let record = FailureRecord {
-            schema_version: 1,
+            schema_version: FailureRecord::SCHEMA_VERSION,
             page_import_id: job.page_import_id.to_string(),
             attempt: job.attempt,
             reason: cause.reason().to_owned(),
@@ -260,12 +260,7 @@ impl Worker {
             })
             .collect();
         let manifest = CaptureManifest {
-            identity: ManifestIdentity {
-                schema_version: 1,
-                page_import_id: &job.page_import_id,
-                attempt: job.attempt,
-                nonce: &job.nonce,
-            },
+            identity: ManifestIdentity::new(&job.page_import_id, job.attempt, &job.nonce),
             manifest_version: MANIFEST_VERSION,
             captured_at: now_rfc3339(),
             worker: WorkerInfo {

@@ -25,6 +25,11 @@ pub struct FailureRecord {
     pub blocked_requests_omitted: u64,
 }
 
+impl FailureRecord {
+    /// The `schemaVersion` this worker writes.
+    pub const SCHEMA_VERSION: u32 = 1;
+}
+
 /// Width and height from a PNG's IHDR chunk.
 pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
     if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" || &png[12..16] != b"IHDR" {

@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+/// The `schemaVersion` of every manifest (SPEC §7).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The top-level field names, in the order a worker writes them.
 pub const IDENTITY_FIELDS: [&str; 4] = ["schemaVersion", "pageImportId", "attempt", "nonce"];
 
@@ -15,6 +18,19 @@ pub struct ManifestIdentity<'a> {
     pub page_import_id: &'a str,
     pub attempt: i32,
     pub nonce: &'a str,
+}
+
+impl<'a> ManifestIdentity<'a> {
+    /// The identity of the manifest of `attempt` of `page_import_id`, at
+    /// this contract's [`SCHEMA_VERSION`].
+    pub fn new(page_import_id: &'a str, attempt: i32, nonce: &'a str) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            page_import_id,
+            attempt,
+            nonce,
+        }
+    }
 }
 
 /// A capture's hash: the SHA-256 of its manifest, written `sha256:` + 64
@@ -68,12 +84,7 @@ mod tests {
 
     #[test]
     fn identity_is_written_in_the_documented_order() {
-        let identity = ManifestIdentity {
-            schema_version: 1,
-            page_import_id: "id",
-            attempt: 3,
-            nonce: "n",
-        };
+        let identity = ManifestIdentity::new("id", 3, "n");
         let json = serde_json::to_string(&identity).unwrap();
         let positions: Vec<usize> = IDENTITY_FIELDS.iter().map(|f| json.find(f).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{json}");
