@@ -12,7 +12,7 @@ use page_import::{auth, server, telemetry, MIGRATOR};
 use secrecy::ExposeSecret;
 
 /// glibc's malloc and free were 17 % of the service's CPU under read load
-/// (`perf`, 256 connections); mimalloc is the allocator (bench/README, P3).
+/// (`perf`, 256 connections); mimalloc is the allocator (bench/results/P-create-and-read.md, P3; docs/decisions/0006-mimalloc-without-thp.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

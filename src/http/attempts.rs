@@ -34,7 +34,8 @@ pub struct AttemptView {
     /// When SQS first accepted its message; its timeout counts from here.
     pub dispatched_at: Option<String>,
     pub finished_at: Option<String>,
-    /// `completed`, `failed`, `timed_out` or `retryable_failure`; null while it runs.
+    /// `completed`, `failed`, `timed_out`, `retryable_failure` or
+    /// `dispatch_rejected` (SQS refused its message); null while it runs.
     pub outcome: Option<String>,
     pub error_message: Option<String>,
 }

@@ -1,5 +1,5 @@
 //! The frontend path in a real browser (SPEC §6 CORS and `/events`): headless
-//! Chromium loads the README's example page (`dev/frontend/follow-import.html`)
+//! Chromium loads the frontend guide's example page (`dev/frontend/follow-import.html`, docs/architecture.md)
 //! from one loopback origin; the page creates an import on the service (another
 //! origin) with `fetch` and follows `/events`, writing each status into its
 //! DOM, which the test reads over the DevTools protocol.
