@@ -2,8 +2,9 @@
 //! and the dashboard (`deploy/grafana/page-import.json`) in a real
 //! Prometheus (Debian's, installed by `scripts/test`) that scrapes the real
 //! service and worker processes. Every duration in the rules is divided by
-//! 60 (`for: 10m` → 10 s, `[1h]` → 60 s), so alerts fire and resolve within
-//! the test, against the state the processes really report.
+//! 60 (`for: 10m` → 10 s, `[1h]` → 60 s; a `for:` lasts at least 5 s), so
+//! alerts fire and resolve within the test, against the state the processes
+//! really report.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -36,26 +37,29 @@ fn seconds_of(duration: &str) -> Option<u64> {
     Some(n * unit)
 }
 
-fn scaled_duration(duration: &str) -> String {
+/// `duration` divided by [`SCALE`], at least `floor` seconds.
+fn scaled_duration(duration: &str, floor: u64) -> String {
     let secs = seconds_of(duration).unwrap_or_else(|| panic!("a duration the test can scale: {duration}"));
-    format!("{}s", (secs / SCALE).max(1))
+    format!("{}s", (secs / SCALE).max(floor))
 }
 
-/// The rules with every `for:` and every range selector `[…]` divided by [`SCALE`].
+/// The rules with every `for:` and every range selector `[…]` divided by
+/// [`SCALE`]; a `for:` lasts at least 5 s (five scrapes), so that one slow
+/// scrape on a loaded machine does not fire an alert.
 fn scaled(rules: &str) -> String {
     let mut out = String::with_capacity(rules.len());
     for line in rules.lines() {
         let trimmed = line.trim_start();
         if let Some(duration) = trimmed.strip_prefix("for: ") {
             let indent = &line[..line.len() - trimmed.len()];
-            out.push_str(&format!("{indent}for: {}\n", scaled_duration(duration.trim())));
+            out.push_str(&format!("{indent}for: {}\n", scaled_duration(duration.trim(), 5)));
             continue;
         }
         let mut rest = line;
         while let Some(open) = rest.find('[') {
             let close = open + rest[open..].find(']').expect("a range selector closes on its line");
             out.push_str(&rest[..=open]);
-            out.push_str(&scaled_duration(&rest[open + 1..close]));
+            out.push_str(&scaled_duration(&rest[open + 1..close], 1));
             rest = &rest[close..];
         }
         out.push_str(rest);
@@ -324,8 +328,12 @@ fn durations_are_scaled_in_for_clauses_and_range_selectors_only() {
         scaled(rules),
         "      - alert: A\n        expr: sum(rate(x{a=\"b\"}[60s])) > 2 * sum(rate(x[10s]))\n        for: 15s\n        annotations:\n          summary: \"{{ $value }}\"\n"
     );
-    assert_eq!(scaled_duration("30s"), "1s", "never below a second");
-    assert_eq!(scaled_duration("1d"), "1440s");
+    assert!(
+        scaled("        for: 2m\n").contains("for: 5s"),
+        "a `for:` of five scrapes at least"
+    );
+    assert_eq!(scaled_duration("30s", 1), "1s", "never below a second");
+    assert_eq!(scaled_duration("1d", 1), "1440s");
 }
 
 #[test]

@@ -330,10 +330,19 @@ async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, 
             let (cdp, session) = (cdp.clone(), session.clone());
             async move {
                 let params = json!({"nodeId": node_id});
-                let fonts = cdp
+                let fonts = match cdp
                     .call(Some(&session), "CSS.getPlatformFontsForNode", params, COMMAND_TIMEOUT)
                     .await
-                    .ok()?;
+                {
+                    Ok(fonts) => fonts,
+                    Err(e) => {
+                        // A node removed since the snapshot answers a
+                        // protocol error; its text says no font.
+                        tracing::debug!(node_id, error = %e, "no platform fonts for a text node");
+                        crate::metrics::dropped("platform_fonts");
+                        return None;
+                    }
+                };
                 Some((i, platform_fonts(&fonts)))
             }
         })

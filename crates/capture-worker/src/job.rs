@@ -246,7 +246,12 @@ impl Worker {
             Stored::Written => captured.screenshot_png.clone(),
             Stored::AlreadyThere(earlier) => earlier,
         };
-        let (pixel_width, pixel_height) = manifest::png_size(&screenshot).unwrap_or((0, 0));
+        // This capture's PNG was read when it was taken; one an earlier
+        // delivery stored is read here, and a manifest never says 0×0.
+        let Some((pixel_width, pixel_height)) = manifest::png_size(&screenshot) else {
+            tracing::error!(key = %screenshot_key, bytes = screenshot.len(), "the stored screenshot is not a PNG");
+            return Err(StorageError(format!("{screenshot_key} is not a PNG")));
+        };
         let browser = self.browsers.version().await;
         let fonts = captured
             .answers

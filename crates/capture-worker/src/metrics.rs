@@ -16,6 +16,10 @@ const MANIFEST_BYTES: &str = "worker_manifest_bytes";
 const BROWSER_CRASHES: &str = "worker_browser_crashes_total";
 const BROWSER_RELAUNCHES: &str = "worker_browser_relaunches_total";
 const BROWSER_RESTARTS: &str = "worker_browser_restarts_total";
+const DROPPED: &str = "worker_capture_data_dropped_total";
+/// What a capture may leave out when Chromium does not answer for it
+/// ([`dropped`]).
+const DROPPABLE: [&str; 2] = ["asset_body", "platform_fonts"];
 
 /// Installs the process-wide recorder; `browser_max_captures` is
 /// `BROWSER_MAX_CAPTURES`, the recycling period the relaunch alert compares
@@ -40,6 +44,9 @@ pub fn install(browser_max_captures: u32) -> anyhow::Result<PrometheusHandle> {
     }
     for name in [BROWSER_CRASHES, BROWSER_RELAUNCHES, BROWSER_RESTARTS] {
         metrics::counter!(name).increment(0);
+    }
+    for what in DROPPABLE {
+        metrics::counter!(DROPPED, "what" => what).increment(0);
     }
     let _ = metrics::histogram!(CAPTURE_SECONDS);
     let _ = metrics::histogram!(MANIFEST_BYTES);
@@ -78,6 +85,15 @@ pub fn browser_relaunched() {
 /// The browser was found dead and a new one started.
 pub fn browser_restarted() {
     metrics::counter!(BROWSER_RESTARTS).increment(1);
+}
+
+/// A part of a capture left out because Chromium's answer for it was
+/// unusable: `asset_body` (a response body that is not base64),
+/// `platform_fonts` (no answer for a text node's fonts). Logged where it
+/// happens.
+pub fn dropped(what: &'static str) {
+    debug_assert!(DROPPABLE.contains(&what), "{what}");
+    metrics::counter!(DROPPED, "what" => what).increment(1);
 }
 
 /// The running Chromium's version, as a label.

@@ -659,7 +659,15 @@ impl Page {
                 Err(e) => return Err(e.into()),
             };
             let bytes = if body.base64_encoded {
-                STANDARD.decode(&body.body).unwrap_or_default()
+                match STANDARD.decode(&body.body) {
+                    Ok(bytes) => bytes,
+                    // Never an empty asset in its place: left out, said and counted.
+                    Err(e) => {
+                        tracing::warn!(url = %resource.url, error = %e, "a response body Chromium sent is not base64; the asset is left out");
+                        crate::metrics::dropped("asset_body");
+                        continue;
+                    }
+                }
             } else {
                 body.body.into_bytes()
             };
