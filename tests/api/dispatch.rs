@@ -23,6 +23,19 @@ async fn app_with(pool: PgPool, limits: &[(&'static str, &str)]) -> TestApp {
     TestApp::spawn_with_env(pool, limits.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()).await
 }
 
+/// The sweeper's clock past these tests' `CAPTURE_TIMEOUT_SECS` (1 s) for
+/// every attempt dispatched so far, without waiting: their dispatch moves
+/// 1.1 s into the past.
+async fn past_the_capture_timeout(pool: &PgPool) {
+    sqlx::query(
+        "update page_import_attempt set dispatched_at = dispatched_at - interval '1.1 seconds'
+         where dispatched_at is not null",
+    )
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
 fn job_of(message: &Value) -> Job {
     Job {
         id: message["pageImportId"].as_str().unwrap().to_owned(),
@@ -327,7 +340,7 @@ async fn a_timed_out_attempt_frees_its_slot(pool: PgPool) {
     let dead = app.create_id(&tenant).await;
     let waiting = app.create_id(&tenant).await;
     assert_eq!(app.exactly_jobs(1).await[0].id, dead);
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    past_the_capture_timeout(&app.pool).await;
     assert_eq!(app.sweep().await, 1);
     let next = app.exactly_jobs(1).await.remove(0);
     assert_eq!(next.id, waiting, "the freed slot goes to the oldest queued attempt");
@@ -679,7 +692,7 @@ async fn slots_freed_together_go_round_robin(pool: PgPool) {
     let first = app.exactly_jobs(4).await;
     let others = [app.create_id(&other).await, app.create_id(&other).await];
     // The four time out together: one sweep frees four slots at once.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    past_the_capture_timeout(&app.pool).await;
     assert_eq!(app.sweep().await, 4);
     let next = app.exactly_jobs(4).await;
     let to_other = next.iter().filter(|j| others.contains(&j.id)).count();

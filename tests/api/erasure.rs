@@ -30,9 +30,39 @@ fn erase_now() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Time passing for the erasure, without waiting for it: every time a pass
+/// compares with `now()` (each attempt's dispatch, and the ledger's deletes,
+/// recordings, leases and retries) moves `secs` into the past. The tests'
+/// windows are whole seconds (`ERASE_AFTER_DELETE_SECS`,
+/// `CAPTURE_TIMEOUT_SECS`, the leases), so a test that must see one end
+/// moves its clock rather than sleep through it.
+async fn pass_time(pool: &PgPool, secs: f64) {
+    sqlx::query(
+        "update page_import_attempt set dispatched_at = dispatched_at - make_interval(secs => $1)
+         where dispatched_at is not null",
+    )
+    .bind(secs)
+    .execute(pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "update page_import_deletion set
+             deleted_at = deleted_at - make_interval(secs => $1),
+             recorded_at = recorded_at - make_interval(secs => $1),
+             last_dispatched_at = last_dispatched_at - make_interval(secs => $1),
+             leased_until = leased_until - make_interval(secs => $1),
+             picked_at = picked_at - make_interval(secs => $1),
+             retry_at = retry_at - make_interval(secs => $1)",
+    )
+    .bind(secs)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
 /// The late writers' window of [`erase_now`] is over for anything dispatched before this.
-async fn past_the_window() {
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+async fn past_the_window(pool: &PgPool) {
+    pass_time(pool, 1.1).await;
 }
 
 async fn pass(app: &TestApp) -> PassReport {
@@ -164,7 +194,7 @@ async fn an_organization_then_a_project_deleted_leave_no_object_and_the_others_k
         .execute(&pool)
         .await
         .unwrap();
-    past_the_window().await;
+    past_the_window(&pool).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects, report.failed), (3, 15, 0), "{report:?}");
 
@@ -191,7 +221,7 @@ async fn a_row_deleted_in_sql_is_erased_and_the_audit_holds_no_user_content(pool
     let id = create(&app, &tenant).await;
     seed(&app, &id, 1, 4).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     assert_eq!(pass(&app).await.erased, 1);
     assert!(objects_of(&app, &id).await.is_empty());
     let columns: Vec<String> = sqlx::query_scalar(
@@ -229,7 +259,7 @@ async fn a_soft_delete_keeps_its_objects_for_the_delay_then_is_erased(pool: PgPo
     let keys: BTreeSet<String> = seed(&app, &id, 1, 3).await.into_iter().collect();
     soft_delete(&app, &tenant, &id).await;
 
-    past_the_window().await;
+    past_the_window(&pool).await;
     assert_eq!(pass(&app).await, PassReport::default(), "not due before the delay");
     assert_eq!(objects_of(&app, &id).await, keys, "kept during the delay");
     assert!(
@@ -241,7 +271,7 @@ async fn a_soft_delete_keeps_its_objects_for_the_delay_then_is_erased(pool: PgPo
         404
     );
 
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    pass_time(&pool, 4.0).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 3), "{report:?}");
     assert!(objects_of(&app, &id).await.is_empty());
@@ -299,7 +329,7 @@ async fn more_than_1000_objects_over_several_attempts_are_all_erased(pool: PgPoo
     seed(&app, &id, 2, 400).await;
     seed(&app, &id, 3, 150).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     let report = pass(&app).await;
     assert_eq!(
         (report.erased, report.objects, report.failed),
@@ -327,7 +357,7 @@ async fn a_worker_uploading_after_the_delete_gets_410_and_its_objects_are_erased
     assert_eq!(answer.status(), 410);
     assert_eq!(objects_of(&app, &job.id).await.len(), 2, "written after the delete");
 
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    pass_time(&pool, 6.0).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 2), "{report:?}");
     assert!(objects_of(&app, &job.id).await.is_empty());
@@ -341,7 +371,7 @@ async fn a_callback_after_the_erasure_is_410_brings_no_row_back_and_its_objects_
     let job = app.job(&tenant).await;
     seed(&app, &job.id, 1, 2).await;
     soft_delete(&app, &tenant, &job.id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     assert_eq!(pass(&app).await.erased, 1);
     assert!(!row_exists(&pool, &job.id).await);
 
@@ -387,7 +417,7 @@ async fn keys_of_another_shape_are_left_alone(pool: PgPool) {
     ];
     put_all(&app, &others).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 2), "{report:?}");
     let left: BTreeSet<String> = keys_under(&app, "").await;
@@ -413,7 +443,7 @@ async fn stray_keys_that_sort_just_before_an_import_never_hide_its_objects(pool:
     ];
     put_all(&app, &strays).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     let report = pass(&app).await;
     let left = keys_under(&app, "page-imports/").await;
     let kept: Vec<&String> = own.iter().filter(|key| left.contains(*key)).collect();
@@ -473,7 +503,7 @@ async fn an_s3_outage_in_the_middle_of_an_erasure_loses_nothing_and_it_finishes_
         .execute(&pool)
         .await
         .unwrap();
-    past_the_window().await;
+    past_the_window(&pool).await;
 
     let upstream: std::net::SocketAddr = crate::helpers::aws_endpoint()
         .trim_start_matches("http://")
@@ -883,7 +913,7 @@ async fn a_pass_that_dies_holding_its_lease_loses_no_entry(pool: PgPool) {
     let id = create(&app, &tenant).await;
     seed(&app, &id, 1, 3).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     // A replica claims the entry for a second, then dies: no release, no finish.
     let mut conn = pool.acquire().await.unwrap();
     let claimed = page_import::db::erasure::claim(
@@ -900,7 +930,8 @@ async fn a_pass_that_dies_holding_its_lease_loses_no_entry(pool: PgPool) {
     assert_eq!(pass(&app).await, PassReport::default(), "held by its lease");
     assert_eq!(objects_of(&app, &id).await.len(), 3);
 
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Its lease (1 s) runs out.
+    pass_time(&pool, 1.1).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (1, 3), "{report:?}");
     assert!(objects_of(&app, &id).await.is_empty());
@@ -912,7 +943,7 @@ async fn a_late_write_noted_after_the_claim_keeps_the_entry_for_the_next_pass(po
     let tenant = app.tenant().await;
     let id = create(&app, &tenant).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     let mut conn = pool.acquire().await.unwrap();
     let claimed = claim_due_now(&mut conn, "pass-1", Duration::from_secs(60)).await;
     // The pass listed the prefix empty; then a worker wrote and called back.
@@ -957,7 +988,7 @@ async fn a_batch_of_deleted_imports_spares_the_live_ones_whose_keys_lie_between_
     for id in ids.iter().step_by(2) {
         soft_delete(&app, &tenant, id).await;
     }
-    past_the_window().await;
+    past_the_window(&pool).await;
     let report = pass(&app).await;
     assert_eq!((report.erased, report.objects), (3, 9), "{report:?}");
     for (id, keys) in live.iter().zip(kept) {
@@ -1038,7 +1069,7 @@ async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_
     let id = create(&app, &tenant).await;
     seed(&app, &id, 1, 3).await;
     delete_row(&pool, &id).await;
-    past_the_window().await;
+    past_the_window(&pool).await;
     // The first replica's S3 answers only after 3 s; its lease is 1 s.
     let upstream: std::net::SocketAddr = crate::helpers::aws_endpoint()
         .trim_start_matches("http://")
