@@ -73,7 +73,7 @@ pub async fn release_ended_slots(conn: &mut PgConnection) -> sqlx::Result<u64> {
         delete from capture_slot s
         where not exists (
             select 1 from page_import p
-            where p.id = s.page_import_id and p.attempt = s.attempt and p.status = '0' and p.deleted_at is null
+            where p.id = s.page_import_id and p.attempt = s.attempt and page_import_running(p.status, p.deleted_at)
         )
         "#
     )
@@ -199,7 +199,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             -- An attempt with no history row (written before it was kept)
             -- still goes, with no trace context.
             left join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
-            where pi.status = '0' and pi.deleted_at is null
+            where page_import_running(pi.status, pi.deleted_at)
         ), slots as (
             -- An import's slot held by an older attempt is that attempt's,
             -- which has ended: its next attempt (committed after this pass

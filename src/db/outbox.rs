@@ -186,7 +186,7 @@ pub async fn reject(conn: &mut PgConnection, ids: &[i64], error_message: &str) -
             update page_import p
             set status = $3, error_message = $2, updated_at = now(), updated_by = $4
             from named n
-            where p.id = n.id and p.attempt = n.attempt and p.status = '0' and p.deleted_at is null
+            where p.id = n.id and p.attempt = n.attempt and page_import_running(p.status, p.deleted_at)
             returning p.id, p.attempt
         ), history as (
             update page_import_attempt a
@@ -226,7 +226,7 @@ pub async fn drop_ended_captures(conn: &mut PgConnection, ids: &[i64]) -> sqlx::
             where exists (
                     select 1 from page_import p
                     where p.id = n.import_id
-                      and (p.deleted_at is not null or p.status <> '0' or p.attempt <> n.attempt)
+                      and (not page_import_running(p.status, p.deleted_at) or p.attempt <> n.attempt)
                   )
                or exists (select 1 from page_import_deletion d where d.page_import_id = n.import_id)
         )

@@ -402,8 +402,7 @@ pub async fn lock_timed_out(
         join page_import p on p.id = a.page_import_id and p.attempt = a.attempt
         where a.finished_at is null
           and a.dispatched_at < now() - make_interval(secs => $1)
-          and p.status = '0'
-          and p.deleted_at is null
+          and page_import_running(p.status, p.deleted_at)
         order by a.dispatched_at
         limit $2
         for update of p skip locked
@@ -467,7 +466,7 @@ pub async fn finish(conn: &mut PgConnection, id: &str, attempt: i32, finish: &Fi
             update page_import
             set status = $3, result_url = $4, capture_hash = $5, screenshot_url = $6, error_message = $7,
                 updated_at = now(), updated_by = $8
-            where id = $1 and attempt = $2 and status = '0' and deleted_at is null
+            where id = $1 and attempt = $2 and page_import_running(status, deleted_at)
               and ($10::text is null or nonce = $10)
             returning id
         ), history as (
@@ -525,7 +524,7 @@ pub async fn start_next_attempt(
         r#"
         with next as (
             update page_import
-            set attempt = attempt + 1, nonce = $3, status = '0', result_url = null, capture_hash = null,
+            set attempt = attempt + 1, nonce = $3, status = $11, result_url = null, capture_hash = null,
                 screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
             where id = $1 and attempt = $2 and status = $9 and deleted_at is null
             returning id, organization_id, project_id, attempt
@@ -557,6 +556,7 @@ pub async fn start_next_attempt(
         deduplication_id(id, attempt + 1),
         next.from as JobStatus,
         traceparent,
+        JobStatus::Processing as JobStatus,
     )
     .fetch_optional(conn)
     .await?;
