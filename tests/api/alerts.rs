@@ -163,11 +163,7 @@ fn dashboard_exprs(value: &Value, out: &mut Vec<String>) {
 }
 
 fn free_addr() -> String {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .to_string()
+    format!("127.0.0.1:{}", free_port())
 }
 
 /// A Prometheus server on loopback with the scaled rules, scraping the
@@ -387,10 +383,6 @@ async fn alerts_fire_when_the_fleet_stops_and_s3_is_cut_and_resolve_when_both_ar
     let mut worker = WorkerProcess::start(&app, &[site.addr], &worker_env);
     let prometheus = Prometheus::start(&listen, &worker_addr).await;
     let http = reqwest::Client::new();
-    let get_text = |url: String| {
-        let http = http.clone();
-        async move { http.get(url).send().await.unwrap().text().await.unwrap() }
-    };
 
     // Before any import: every metric a rule reads is exposed (the gauges
     // once the first pass of their task has run), so no rule waits for a
@@ -407,8 +399,8 @@ async fn alerts_fire_when_the_fleet_stops_and_s3_is_cut_and_resolve_when_both_ar
     let all_exposed = eventually(Duration::from_secs(10), || async {
         let exposed = format!(
             "{}\n{}",
-            get_text(service.url("/metrics")).await,
-            get_text(format!("http://{worker_addr}/metrics")).await
+            text_of(&http, &service.url("/metrics")).await,
+            text_of(&http, &format!("http://{worker_addr}/metrics")).await
         );
         let mut missing = missing.lock().unwrap();
         *missing = read.iter().filter(|name| !exposes(&exposed, name)).cloned().collect();

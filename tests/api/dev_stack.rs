@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::helpers::capture::{alive, descendants_of, fresh_loopback};
-use crate::helpers::repo_path;
+use crate::helpers::{free_port, repo_path};
 
 fn stack_dirs() -> BTreeSet<PathBuf> {
     std::fs::read_dir("/tmp")
@@ -18,14 +18,6 @@ fn stack_dirs() -> BTreeSet<PathBuf> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("page-import-dev."))
         .collect()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts `scripts/dev` in a process group of its own, waits for the service

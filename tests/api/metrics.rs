@@ -38,16 +38,8 @@ async fn every_series_spec_names_is_exported_before_any_traffic(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
     let database_url = crate::helpers::process::database_url_of(&pool);
     let service = crate::helpers::process::ServiceProcess::start(&app, &database_url, &[]);
-    let scrape = || async {
-        app.http
-            .get(service.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    };
+    let url = service.url("/metrics");
+    let scrape = || text_of(&app.http, &url);
     let at_once = scrape().await;
     for series in [
         "page_imports_created_total 0",

@@ -35,6 +35,20 @@ pub fn repo_path(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A loopback port nothing listens on now (for a process the test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The body of a GET of `url`, as text.
+pub async fn text_of(http: &reqwest::Client, url: &str) -> String {
+    http.get(url).send().await.unwrap().text().await.unwrap()
+}
+
 pub fn aws_endpoint() -> String {
     std::env::var("AWS_ENDPOINT_URL").expect("AWS_ENDPOINT_URL must point at the emulator (run scripts/test)")
 }
@@ -299,14 +313,7 @@ impl TestApp {
 
     /// The text of `/metrics` on the main listener.
     pub async fn metrics_text(&self) -> String {
-        self.http
-            .get(self.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        text_of(&self.http, &self.url("/metrics")).await
     }
 
     /// The nonce stored for an import (tests only; the API never shows it).
