@@ -15,11 +15,12 @@ use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
+use crate::queue::DispatchSignal;
 use crate::queue::{Publisher, PublisherSettings};
 use crate::service::callbacks::CallbackDeps;
 use crate::service::code2des::Code2DesDeps;
 use crate::service::create::CreateDeps;
-use crate::service::dispatch::{CaptureLimits, DispatchSignal, Dispatcher};
+use crate::service::dispatch::{CaptureLimits, Dispatcher};
 use crate::service::erasure::Eraser;
 use crate::service::retry::RetryDeps;
 use crate::service::sweeper::Sweeper;
@@ -174,6 +175,7 @@ impl AppState {
         let metrics = Metrics::default();
         metrics.limits(config.capture_max_in_flight, config.events_max_streams);
         let notifier = Notifier::default();
+        let dispatch = DispatchSignal::default();
         let publisher = Publisher::new(
             aws.sqs,
             pool.clone(),
@@ -185,6 +187,7 @@ impl AppState {
             },
             metrics.clone(),
             notifier.clone(),
+            dispatch.clone(),
         );
         let dns = if config.source_url_dns_check {
             Some(Arc::new(DnsChecker::new(&config.dns_nameservers)?))
@@ -226,7 +229,7 @@ impl AppState {
             changes,
             notifier,
             capture_limits,
-            dispatch: DispatchSignal::default(),
+            dispatch,
             tasks: Arc::default(),
             reads,
             creates,

@@ -10,6 +10,9 @@
 
 mod breaker;
 pub mod messages;
+mod signal;
+
+pub use signal::DispatchSignal;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -85,6 +88,9 @@ struct Inner {
     metrics: crate::metrics::Metrics,
     /// Announces the imports whose attempt SQS accepted (`dispatchedAt`).
     notifier: Notifier,
+    /// Wakes the dispatcher when a refused message ends its attempt (its
+    /// slot is free).
+    dispatch: DispatchSignal,
     failure_log: Throttle,
     /// Woken when messages were made due early: the relay need not wait for its tick.
     due_now: Notify,
@@ -151,6 +157,7 @@ impl Publisher {
         settings: PublisherSettings,
         metrics: crate::metrics::Metrics,
         notifier: Notifier,
+        dispatch: DispatchSignal,
     ) -> Self {
         for queue in QueueName::ALL {
             metrics.outbox_queue(queue.as_str());
@@ -166,6 +173,7 @@ impl Publisher {
             lease: settings.lease,
             metrics,
             notifier,
+            dispatch,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),
             due_now: Notify::new(),
         });
@@ -583,6 +591,9 @@ impl Inner {
                     tracing::warn!(page_import_id = %id, reason = "dispatch_rejected", "capture attempt failed: SQS refused its message");
                     self.metrics.import_finished("failed");
                     self.notifier.changed(id);
+                }
+                if !imports.is_empty() {
+                    self.dispatch.freed();
                 }
             }
             Err(err) => self.relay_error("reject", &err),

@@ -17,7 +17,7 @@ use crate::domain::{FieldError, JobStatus};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::service::dispatch::DispatchSignal;
+use crate::queue::DispatchSignal;
 use crate::service::next_attempt;
 use page_import_contract::manifest::CaptureHash;
 

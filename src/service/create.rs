@@ -20,8 +20,9 @@ use crate::domain::{Nonce, ReadySelector, SourceUrl};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
+use crate::queue::DispatchSignal;
 use crate::resource::PageImportView;
-use crate::service::dispatch::{self, CaptureLimits, DispatchSignal};
+use crate::service::dispatch::{self, CaptureLimits};
 
 /// What creating an import uses.
 pub struct CreateDeps<'a> {

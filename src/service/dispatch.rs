@@ -10,18 +10,16 @@
 //! queued or ended in this process: [`DispatchSignal`]) and on a timer for
 //! what changed elsewhere.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::{PgConnection, PgPool};
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::db::capture::{self, OrgBacklog};
 use crate::db::outbox::OutboxMessage;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::Publisher;
+use crate::queue::{DispatchSignal, Publisher};
 
 /// Attempts one pass dispatches at most; a larger backlog of free slots
 /// takes several passes, each a short transaction.
@@ -70,33 +68,6 @@ fn retry_after_secs(dispatch_interval_secs: Option<f64>) -> u64 {
     match dispatch_interval_secs {
         Some(secs) if secs.is_finite() => (secs.ceil().max(1.0) as u64).min(RETRY_AFTER_MAX_SECS),
         _ => RETRY_AFTER_UNKNOWN_SECS,
-    }
-}
-
-/// Wakes this process's dispatcher: an attempt was queued, or one ended
-/// (its slot may be free). A wake-up while a pass runs is kept, so the pass
-/// after it sees it. While every slot is taken a queued attempt changes
-/// nothing, so the dispatcher ignores those wake-ups until one is freed (or
-/// its timer runs): under a burst of creates with the fleet busy it would
-/// otherwise pass after every create for nothing.
-#[derive(Clone, Default)]
-pub struct DispatchSignal(Arc<Signals>);
-
-#[derive(Default)]
-struct Signals {
-    queued: Notify,
-    freed: Notify,
-}
-
-impl DispatchSignal {
-    /// An attempt was queued.
-    pub fn queued(&self) {
-        self.0.queued.notify_one();
-    }
-
-    /// An attempt ended: its slot is released by the next pass.
-    pub fn freed(&self) {
-        self.0.freed.notify_one();
     }
 }
 
@@ -229,8 +200,8 @@ impl Dispatcher {
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = tokio::time::sleep(interval) => {}
-                () = self.signal.0.freed.notified() => {}
-                () = self.signal.0.queued.notified(), if !full => {}
+                () = self.signal.freed_notified() => {}
+                () = self.signal.queued_notified(), if !full => {}
             }
             match self.dispatch_all().await {
                 Ok(pass) => full = pass.full,

@@ -12,7 +12,7 @@ use crate::db::coalesce::Reads;
 use crate::db::page_import::{self as db, PageImport};
 use crate::domain::cursor::{self, KeysetPosition, ListPage};
 use crate::error::ApiError;
-use crate::service::dispatch::DispatchSignal;
+use crate::queue::DispatchSignal;
 
 /// The import `id` as the actor may see it, or 404: the one read behind
 /// `GET /page-imports/{id}`, its `/events`, `/retry` and artifact redirects.

@@ -13,8 +13,9 @@ use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
+use crate::queue::DispatchSignal;
 use crate::resource::PageImportView;
-use crate::service::dispatch::{CaptureLimits, DispatchSignal};
+use crate::service::dispatch::CaptureLimits;
 use crate::service::next_attempt;
 
 /// What a retry uses.

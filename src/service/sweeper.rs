@@ -17,7 +17,7 @@ use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::service::dispatch::DispatchSignal;
+use crate::queue::DispatchSignal;
 use crate::service::next_attempt;
 
 const SWEEP_BATCH: i64 = 500;

@@ -910,11 +910,20 @@ async fn a_pass_that_granted_nothing_because_its_candidates_were_locked_ends(poo
 
 /// SQS refuses a message as the sender's fault (here: longer than the
 /// queue's `MaximumMessageSize`): its attempt ends failed,
-/// `dispatch_rejected`, and its slot goes to the next import. It was
-/// retried with backoff forever, holding the slot.
+/// `dispatch_rejected`, and its slot goes to the next import at once: the
+/// publisher wakes the dispatcher, whose timer (an hour here) would be too
+/// late. It was retried with backoff forever, holding the slot; then the
+/// slot waited for the dispatcher's next tick.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_message_sqs_refuses_ends_its_attempt_dispatch_rejected_and_frees_its_slot(pool: PgPool) {
-    let app = app_with(pool.clone(), &[("CAPTURE_MAX_IN_FLIGHT_PER_ORG", "1")]).await;
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT_PER_ORG", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
     app.sqs
         .set_queue_attributes()
         .queue_url(&app.page_import_queue_url)
