@@ -55,6 +55,10 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The code of [`ApiError::Unauthorized`] (a webhook's failed signature
+    /// check counts under it in `webhook_rejections_total`).
+    pub const UNAUTHORIZED: &'static str = "unauthorized";
+
     pub fn bad_request(code: &'static str, detail: impl Into<String>) -> Self {
         Self::BadRequest {
             code,
@@ -103,7 +107,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::BadRequest { code, .. } | Self::Conflict { code, .. } | Self::Unprocessable { code, .. } => code,
-            Self::Unauthorized { .. } => "unauthorized",
+            Self::Unauthorized { .. } => Self::UNAUTHORIZED,
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Gone => "gone",

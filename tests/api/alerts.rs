@@ -271,37 +271,40 @@ impl Prometheus {
 
     /// Waits until every alert of `names` fires, or none does (`firing` false).
     async fn wait_alerts(&self, names: &[&str], firing: bool, within: Duration) -> BTreeSet<String> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let seen = self.firing().await;
-            if names.iter().all(|name| seen.contains(*name) == firing) {
-                return seen;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "expected {names:?} {} within {within:?}; firing: {seen:?}",
-                if firing { "firing" } else { "resolved" }
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+        let seen = Mutex::new(BTreeSet::new());
+        let done = eventually(within, || async {
+            let now = self.firing().await;
+            let done = names.iter().all(|name| now.contains(*name) == firing);
+            *seen.lock().unwrap() = now;
+            done
+        })
+        .await;
+        let seen = seen.into_inner().unwrap();
+        let expected = if firing { "firing" } else { "resolved" };
+        assert!(
+            done,
+            "expected {names:?} {expected} within {within:?}; firing: {seen:?}"
+        );
+        seen
     }
 
     /// The expressions of `exprs` that return no series, waiting up to
     /// `within` for each to return one.
     async fn empty_of(&self, exprs: &[String], within: Duration) -> Vec<String> {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let mut empty = Vec::new();
+        let empty = Mutex::new(Vec::new());
+        eventually(within, || async {
+            let mut now = Vec::new();
             for expr in exprs {
                 if self.query(expr).await.is_empty() {
-                    empty.push(expr.clone());
+                    now.push(expr.clone());
                 }
             }
-            if empty.is_empty() || tokio::time::Instant::now() >= deadline {
-                return empty;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+            let done = now.is_empty();
+            *empty.lock().unwrap() = now;
+            done
+        })
+        .await;
+        empty.into_inner().unwrap()
     }
 }
 
