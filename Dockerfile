@@ -30,7 +30,7 @@ ARG CHROMIUM_VERSION=
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates \
       "chromium${CHROMIUM_VERSION:+=$CHROMIUM_VERSION}" \
-      fonts-liberation fonts-noto-cjk fonts-noto-color-emoji \
+      fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
  && rm -rf /var/lib/apt/lists/* \
  && /usr/lib/chromium/chromium --version
 # Nothing needs root: the worker runs as an account of its own and starts

@@ -22,15 +22,20 @@ ensure_postgres() {
   command -v psql >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client-15 >/dev/null; }
 }
 
-# Headless Chromium from Debian for the capture worker, with fonts for
-# Japanese and emoji. The worker runs /usr/lib/chromium/chromium directly:
-# the /usr/bin/chromium wrapper breaks on these machines' /dev/shm mounts.
+# Headless Chromium from Debian for the capture worker, with fonts for the
+# major scripts (SPEC §14): CJK (fonts-noto-cjk), Arabic, Hebrew, Thai and
+# Devanagari among Noto's others (fonts-noto-core), emoji, and the metric
+# twins of Arial, Times and Courier (fonts-liberation). The worker runs
+# /usr/lib/chromium/chromium directly: the /usr/bin/chromium wrapper breaks
+# on these machines' /dev/shm mounts.
 CHROMIUM=${CHROMIUM_PATH:-/usr/lib/chromium/chromium}
+# The Dockerfile's capture-worker stage installs the same list.
+CHROMIUM_FONTS="fonts-liberation fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji"
 ensure_chromium() {
-  if [ ! -x "$CHROMIUM" ] || ! dpkg -s fonts-liberation fonts-noto-cjk fonts-noto-color-emoji >/dev/null 2>&1; then
+  if [ ! -x "$CHROMIUM" ] || ! dpkg -s $CHROMIUM_FONTS >/dev/null 2>&1; then
     log "installing Chromium and fonts from Debian packages"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      chromium fonts-liberation fonts-noto-cjk fonts-noto-color-emoji >/dev/null
+      chromium $CHROMIUM_FONTS >/dev/null
   fi
   log "$("$CHROMIUM" --version 2>/dev/null || echo 'chromium: not runnable')"
 }

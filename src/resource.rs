@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::db::code2des::Code2Des;
 use crate::db::page_import::PageImport;
+use crate::domain::reader::{ColorScheme, Consent};
 use crate::domain::{timestamp, JobStatus};
 
 /// The resource as users see it (SPEC §6). It has no nonce field at all.
@@ -22,6 +23,13 @@ pub struct PageImportView {
     pub source_url: String,
     pub viewport: ViewportView,
     pub ready_selector: Option<String>,
+    /// The reader the capture shows the page to (SPEC §14), defaults filled in.
+    pub color_scheme: ColorScheme,
+    #[schema(example = "ja-JP")]
+    pub locale: String,
+    #[schema(example = "Asia/Tokyo")]
+    pub time_zone: String,
+    pub consent: Consent,
     pub status: JobStatus,
     pub attempt: i32,
     /// When SQS accepted the current attempt's message; `null` while the
@@ -43,6 +51,7 @@ pub struct ViewportView {
     pub width: i32,
     pub height: i32,
     pub device_scale_factor: f32,
+    pub mobile: bool,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -71,8 +80,13 @@ impl From<PageImport> for PageImportView {
                 width: row.viewport_width,
                 height: row.viewport_height,
                 device_scale_factor: row.device_scale_factor,
+                mobile: row.viewport_mobile,
             },
             ready_selector: row.ready_selector,
+            color_scheme: row.color_scheme,
+            locale: row.locale,
+            time_zone: row.time_zone,
+            consent: row.consent,
             status: row.status,
             attempt: row.attempt,
             dispatched_at: row.dispatched_at.map(timestamp),

@@ -9,7 +9,9 @@ use sqlx::PgConnection;
 
 use crate::domain::cursor::KeysetPosition;
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
+use crate::domain::reader::{ColorScheme, Consent, ReaderSettings};
 use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl, Viewport};
+use crate::queue::messages::{CaptureSettings, ViewportMessage};
 
 /// A row as users may see it: everything but the nonce.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +24,12 @@ pub struct PageImport {
     pub viewport_width: i32,
     pub viewport_height: i32,
     pub device_scale_factor: f32,
+    pub viewport_mobile: bool,
     pub ready_selector: Option<String>,
+    pub color_scheme: ColorScheme,
+    pub locale: String,
+    pub time_zone: String,
+    pub consent: Consent,
     pub status: JobStatus,
     pub attempt: i32,
     pub result_url: Option<String>,
@@ -48,8 +55,9 @@ macro_rules! query_page_import {
         sqlx::query!(
             $head
                 + r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
-                      pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.ready_selector,
-                      pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
+                      pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
+                      pi.ready_selector, pi.color_scheme as "color_scheme: ColorScheme", pi.locale,
+                      pi.time_zone, pi.consent as "consent: Consent", pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
                       pi.screenshot_url, pi.error_message,
                       (select a.dispatched_at from page_import_attempt a
                        where a.page_import_id = pi.id and a.attempt = pi.attempt) as dispatched_at,
@@ -73,7 +81,12 @@ macro_rules! page_import_from {
             viewport_width: $r.viewport_width,
             viewport_height: $r.viewport_height,
             device_scale_factor: $r.device_scale_factor,
+            viewport_mobile: $r.viewport_mobile,
             ready_selector: $r.ready_selector,
+            color_scheme: $r.color_scheme,
+            locale: $r.locale,
+            time_zone: $r.time_zone,
+            consent: $r.consent,
             status: $r.status,
             attempt: $r.attempt,
             result_url: $r.result_url,
@@ -97,6 +110,7 @@ pub struct PendingCreate {
     pub source_url: SourceUrl,
     pub viewport: Viewport,
     pub ready_selector: Option<ReadySelector>,
+    pub reader: ReaderSettings,
     pub nonce: Nonce,
     pub body: String,
     /// The W3C `traceparent` the first attempt's message carries (SPEC §9).
@@ -128,6 +142,11 @@ pub async fn insert_many_queued(
     let widths: Vec<i32> = batch.iter().map(|c| c.viewport.width).collect();
     let heights: Vec<i32> = batch.iter().map(|c| c.viewport.height).collect();
     let scales: Vec<f32> = batch.iter().map(|c| c.viewport.device_scale_factor).collect();
+    let mobiles: Vec<bool> = batch.iter().map(|c| c.viewport.mobile).collect();
+    let schemes: Vec<&str> = batch.iter().map(|c| c.reader.color_scheme.as_str()).collect();
+    let locales: Vec<&str> = batch.iter().map(|c| c.reader.locale.as_str()).collect();
+    let zones: Vec<&str> = batch.iter().map(|c| c.reader.time_zone.as_str()).collect();
+    let consents: Vec<&str> = batch.iter().map(|c| c.reader.consent.as_str()).collect();
     let selectors: Vec<Option<&str>> = batch
         .iter()
         .map(|c| c.ready_selector.as_ref().map(ReadySelector::as_str))
@@ -142,10 +161,10 @@ pub async fn insert_many_queued(
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
                                  $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::text[],
-                                 $15::text[])
+                                 $15::text[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[])
                 with ordinality
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
-                     nonce, body, dedup, traceparent, ord)
+                     nonce, body, dedup, traceparent, mobile, color_scheme, locale, time_zone, consent, ord)
         ), visible as (
             select r.*
             from req r
@@ -169,10 +188,12 @@ pub async fn insert_many_queued(
         ), inserted as (
             insert into page_import (
                 id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                device_scale_factor, ready_selector, nonce, created_by, updated_by
+                device_scale_factor, viewport_mobile, ready_selector, color_scheme, locale, time_zone, consent,
+                nonce, created_by, updated_by
             )
-            select a.id, a.organization_id, a.project_id, a.source_url, a.width, a.height, a.scale,
-                   a.ready_selector, a.nonce, a.actor, a.actor
+            select a.id, a.organization_id, a.project_id, a.source_url, a.width, a.height, a.scale, a.mobile,
+                   a.ready_selector, a.color_scheme::color_scheme, a.locale, a.time_zone,
+                   a.consent::consent_mode, a.nonce, a.actor, a.actor
             from admitted a
             returning *
         ), queued as (
@@ -204,6 +225,11 @@ pub async fn insert_many_queued(
         AttemptReason::Create.as_str(),
         max_queued,
         &traceparents as &[Option<&str>],
+        &mobiles,
+        &schemes as &[&str],
+        &locales as &[&str],
+        &zones as &[&str],
+        &consents as &[&str],
     )
     .fetch_all(conn)
     .await?;
@@ -378,10 +404,35 @@ pub struct CaptureSource {
     pub viewport_width: i32,
     pub viewport_height: i32,
     pub device_scale_factor: f32,
+    pub viewport_mobile: bool,
     pub ready_selector: Option<String>,
+    pub color_scheme: ColorScheme,
+    pub locale: String,
+    pub time_zone: String,
+    pub consent: Consent,
     /// The `traceparent` of the import's first attempt: the trace that
     /// created it, which a re-dispatched attempt links to (SPEC §9).
     pub created_traceparent: Option<String>,
+}
+
+impl CaptureSource {
+    /// The settings the import's every attempt captures with.
+    pub fn settings(&self) -> CaptureSettings<'_> {
+        CaptureSettings {
+            source_url: &self.source_url,
+            viewport: ViewportMessage {
+                width: self.viewport_width,
+                height: self.viewport_height,
+                device_scale_factor: self.device_scale_factor,
+                mobile: self.viewport_mobile,
+            },
+            ready_selector: self.ready_selector.as_deref(),
+            color_scheme: self.color_scheme,
+            locale: &self.locale,
+            time_zone: &self.time_zone,
+            consent: self.consent,
+        }
+    }
 }
 
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
@@ -423,7 +474,8 @@ pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<O
     sqlx::query_as!(
         CaptureSource,
         r#"
-        select source_url, viewport_width, viewport_height, device_scale_factor, ready_selector,
+        select source_url, viewport_width, viewport_height, device_scale_factor, viewport_mobile, ready_selector,
+               color_scheme as "color_scheme: ColorScheme", locale, time_zone, consent as "consent: Consent",
                (select traceparent from page_import_attempt a where a.page_import_id = p.id and a.attempt = 1)
                    as created_traceparent
         from page_import p where id = $1

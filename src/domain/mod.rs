@@ -5,6 +5,7 @@ pub mod cursor;
 mod field_error;
 pub mod lifecycle;
 pub mod new_import;
+pub mod reader;
 
 /// The public-address and host rules live in the contract crate: the worker
 /// enforces the same rules at egress.
@@ -106,16 +107,18 @@ impl JobStatus {
     }
 }
 
-/// Browser viewport: width 200–3840, height 200–2160, scale 0.5–4.
+/// Browser viewport: width 200–3840, height 200–2160, scale 0.5–4, and
+/// whether it is a phone's or tablet's (SPEC §14).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Viewport {
     pub width: i32,
     pub height: i32,
     pub device_scale_factor: f32,
+    pub mobile: bool,
 }
 
 impl Viewport {
-    pub fn parse(width: i64, height: i64, scale: Option<f64>) -> Result<Self, Vec<FieldError>> {
+    pub fn parse(width: i64, height: i64, scale: Option<f64>, mobile: bool) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
         if !(200..=3840).contains(&width) {
             errors.push(FieldError::new(
@@ -146,6 +149,7 @@ impl Viewport {
             width: width as i32,
             height: height as i32,
             device_scale_factor: scale as f32,
+            mobile,
         })
     }
 }
@@ -237,11 +241,11 @@ mod tests {
 
     #[test]
     fn viewport_bounds() {
-        assert!(Viewport::parse(200, 200, None).is_ok());
-        assert!(Viewport::parse(3840, 2160, Some(4.0)).is_ok());
-        assert_eq!(Viewport::parse(199, 2161, Some(0.49)).unwrap_err().len(), 3);
-        assert_eq!(Viewport::parse(1440, 900, None).unwrap().device_scale_factor, 1.0);
-        assert!(Viewport::parse(1440, 900, Some(f64::NAN)).is_err());
+        assert!(Viewport::parse(200, 200, None, false).is_ok());
+        assert!(Viewport::parse(3840, 2160, Some(4.0), true).unwrap().mobile);
+        assert_eq!(Viewport::parse(199, 2161, Some(0.49), false).unwrap_err().len(), 3);
+        assert_eq!(Viewport::parse(1440, 900, None, false).unwrap().device_scale_factor, 1.0);
+        assert!(Viewport::parse(1440, 900, Some(f64::NAN), false).is_err());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::service::{create as create_service, imports};
 use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::page_import::PageImport;
+use crate::domain::reader::{ColorScheme, Consent};
 use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::http::{idempotent, ApiJson, ApiQuery, Deadline, IdPath};
@@ -36,6 +37,23 @@ pub struct CreatePageImport {
     #[serde(default)]
     #[schema(example = "#app", min_length = 1, max_length = 512)]
     pub ready_selector: Option<String>,
+    /// `prefers-color-scheme` of the capture. Default `light`.
+    #[serde(default)]
+    #[schema(value_type = Option<ColorScheme>)]
+    pub color_scheme: Option<String>,
+    /// The reader's language: a BCP 47 tag, stored in its canonical case
+    /// (`Accept-Language`, `navigator.language`, `Intl`). Default `en-US`.
+    #[serde(default)]
+    #[schema(example = "ja-JP", min_length = 2, max_length = 35)]
+    pub locale: Option<String>,
+    /// The reader's clock: a zone of the IANA time-zone database. Default `UTC`.
+    #[serde(default)]
+    #[schema(example = "Asia/Tokyo")]
+    pub time_zone: Option<String>,
+    /// `decline` a consent banner as a reader would, or `keep` it in the capture. Default `decline`.
+    #[serde(default)]
+    #[schema(value_type = Option<Consent>)]
+    pub consent: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -49,6 +67,10 @@ pub struct ViewportBody {
     #[serde(default)]
     #[schema(minimum = 0.5, maximum = 4.0, example = 2.0)]
     pub device_scale_factor: Option<f64>,
+    /// A phone or tablet of this size and scale (mobile user agent, touch,
+    /// `<meta name="viewport">` honoured). Default `false`.
+    #[serde(default)]
+    pub mobile: Option<bool>,
 }
 
 /// Create a page import: records the `processing` row and queues the capture job.
@@ -92,7 +114,12 @@ pub async fn create(
             width: b.viewport.width,
             height: b.viewport.height,
             device_scale_factor: b.viewport.device_scale_factor,
+            mobile: b.viewport.mobile,
             ready_selector: b.ready_selector.as_deref(),
+            color_scheme: b.color_scheme.as_deref(),
+            locale: b.locale.as_deref(),
+            time_zone: b.time_zone.as_deref(),
+            consent: b.consent.as_deref(),
         };
         let request = NewImport::parse(fields, state.source_url_policy()).map_err(ApiError::Validation)?;
         let view = create_service::create(&state.create_deps(), &actor, request, key, deadline.0).await?;

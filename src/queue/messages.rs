@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-pub use page_import_contract::job::{artifact_prefix, Artifacts, CaptureJob, Source, Viewport as ViewportMessage};
+pub use page_import_contract::job::{
+    artifact_prefix, Artifacts, CaptureJob, ColorScheme, Consent, Source, Viewport as ViewportMessage,
+};
 
 use crate::config::Config;
 
@@ -24,6 +26,18 @@ impl CaptureDestination {
     }
 }
 
+/// What every attempt of an import captures, as stored with it: the page,
+/// and the reader who sees it (SPEC §6, §14).
+pub struct CaptureSettings<'a> {
+    pub source_url: &'a str,
+    pub viewport: ViewportMessage,
+    pub ready_selector: Option<&'a str>,
+    pub color_scheme: ColorScheme,
+    pub locale: &'a str,
+    pub time_zone: &'a str,
+    pub consent: Consent,
+}
+
 /// The queue message of one capture attempt (SPEC §7), as its JSON body:
 /// the one place a create, a timed-out or retryable attempt and a manual
 /// retry build it.
@@ -32,9 +46,7 @@ pub fn capture_job_body(
     id: &str,
     attempt: i32,
     nonce: &str,
-    source_url: &str,
-    viewport: ViewportMessage,
-    ready_selector: Option<&str>,
+    settings: &CaptureSettings<'_>,
 ) -> String {
     let job = CaptureJob {
         schema_version: page_import_contract::job::SCHEMA_VERSION,
@@ -43,10 +55,14 @@ pub fn capture_job_body(
         nonce: nonce.into(),
         source: Source {
             kind: "public_url".into(),
-            url: source_url.into(),
+            url: settings.source_url.into(),
         },
-        viewport,
-        ready_selector: ready_selector.map(Into::into),
+        viewport: settings.viewport,
+        ready_selector: settings.ready_selector.map(Into::into),
+        color_scheme: settings.color_scheme,
+        locale: settings.locale.into(),
+        time_zone: settings.time_zone.into(),
+        consent: settings.consent,
         artifacts: Artifacts {
             bucket: destination.bucket.as_str().into(),
             prefix: artifact_prefix(id, attempt).into(),

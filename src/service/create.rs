@@ -19,7 +19,7 @@ use crate::domain::new_import::NewImport;
 use crate::domain::{Nonce, ReadySelector, SourceUrl};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
+use crate::queue::messages::{capture_job_body, CaptureDestination, CaptureSettings, ViewportMessage};
 use crate::queue::DispatchSignal;
 use crate::resource::PageImportView;
 use crate::service::dispatch::{self, CaptureLimits};
@@ -59,19 +59,7 @@ pub async fn create(
     let span = tracing::Span::current();
     span.record("page_import_id", id.as_str());
     let nonce = Nonce::generate();
-    let message_body = capture_job_body(
-        deps.destination,
-        &id,
-        1,
-        nonce.expose(),
-        request.source_url.as_str(),
-        ViewportMessage {
-            width: request.viewport.width,
-            height: request.viewport.height,
-            device_scale_factor: request.viewport.device_scale_factor,
-        },
-        request.ready_selector.as_ref().map(ReadySelector::as_str),
-    );
+    let message_body = capture_job_body(deps.destination, &id, 1, nonce.expose(), &settings(&request));
     let (organization_id, project_id) = (request.organization_id, request.project_id);
     let pending = PendingCreate {
         id: id.clone(),
@@ -81,6 +69,7 @@ pub async fn create(
         source_url: request.source_url,
         viewport: request.viewport,
         ready_selector: request.ready_selector,
+        reader: request.reader,
         nonce,
         body: message_body,
         traceparent: trace_context::of(&span),
@@ -118,6 +107,25 @@ pub async fn create(
     tracing::info!(page_import_id = %id, project_id, "page import created");
     deps.dispatch.queued();
     Ok(view)
+}
+
+/// The settings the import's first attempt captures with (stored with the
+/// row, every later one's: `db::page_import::CaptureSource::settings`).
+fn settings(request: &NewImport) -> CaptureSettings<'_> {
+    CaptureSettings {
+        source_url: request.source_url.as_str(),
+        viewport: ViewportMessage {
+            width: request.viewport.width,
+            height: request.viewport.height,
+            device_scale_factor: request.viewport.device_scale_factor,
+            mobile: request.viewport.mobile,
+        },
+        ready_selector: request.ready_selector.as_ref().map(ReadySelector::as_str),
+        color_scheme: request.reader.color_scheme,
+        locale: request.reader.locale.as_str(),
+        time_zone: request.reader.time_zone.as_str(),
+        consent: request.reader.consent,
+    }
 }
 
 /// Why the create statement wrote nothing for a request: its project is not

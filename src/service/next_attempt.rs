@@ -15,7 +15,7 @@ use tracing::Instrument;
 use crate::db::page_import::{self as db, NextAttempt};
 use crate::domain::lifecycle::AttemptReason;
 use crate::domain::Nonce;
-use crate::queue::messages::{capture_job_body, CaptureDestination, ViewportMessage};
+use crate::queue::messages::{capture_job_body, CaptureDestination};
 
 /// Moves the import from `attempt` to `attempt + 1` with a fresh nonce,
 /// records why in its history, and queues the new attempt with its message
@@ -33,19 +33,7 @@ pub async fn start(
         return Ok(None);
     };
     let nonce = Nonce::generate();
-    let body = capture_job_body(
-        destination,
-        id,
-        attempt + 1,
-        nonce.expose(),
-        &source.source_url,
-        ViewportMessage {
-            width: source.viewport_width,
-            height: source.viewport_height,
-            device_scale_factor: source.device_scale_factor,
-        },
-        source.ready_selector.as_deref(),
-    );
+    let body = capture_job_body(destination, id, attempt + 1, nonce.expose(), &source.settings());
     let trace = match next.reason {
         AttemptReason::Manual | AttemptReason::Create => tracing::Span::current(),
         AttemptReason::Sweeper | AttemptReason::Retryable => {

@@ -94,7 +94,7 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
     assert_eq!(manifest["source"]["title"], "Pricing — 料金");
     assert_eq!(
         manifest["viewport"],
-        json!({"width": 800, "height": 600, "deviceScaleFactor": 2.0})
+        json!({"width": 800, "height": 600, "deviceScaleFactor": 2.0, "mobile": false})
     );
     assert_eq!(manifest["readiness"], json!({"readySelector": "#app", "matched": true}));
     assert!(manifest["worker"]["browser"].as_str().unwrap().contains("Chrome"));

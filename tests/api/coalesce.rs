@@ -8,6 +8,7 @@ use std::time::Duration;
 use page_import::db::coalesce::CoalesceError;
 use page_import::db::coalesce::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
+use page_import::domain::reader::ReaderSettings;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
 use serde_json::Value;
 use sqlx::PgPool;
@@ -65,8 +66,9 @@ fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate 
         project_id,
         actor: actor.to_owned(),
         source_url: SourceUrl::parse("https://example.com/", SourceUrlPolicy { allow_private: false }).unwrap(),
-        viewport: Viewport::parse(1440, 900, Some(2.0)).unwrap(),
+        viewport: Viewport::parse(1440, 900, Some(2.0), false).unwrap(),
         ready_selector: None,
+        reader: ReaderSettings::default(),
         nonce: Nonce::generate(),
         traceparent: None,
     }

@@ -25,9 +25,14 @@ async fn create_answers_202_with_location_and_the_normalized_resource(pool: PgPo
     assert_eq!(body["sourceUrl"], "https://example.com/pricing");
     assert_eq!(
         body["viewport"],
-        json!({"width": 1440, "height": 900, "deviceScaleFactor": 2.0})
+        json!({"width": 1440, "height": 900, "deviceScaleFactor": 2.0, "mobile": false})
     );
     assert_eq!(body["readySelector"], "#app");
+    // SPEC §14's fields, defaults filled in.
+    assert_eq!(body["colorScheme"], "light");
+    assert_eq!(body["locale"], "en-US");
+    assert_eq!(body["timeZone"], "UTC");
+    assert_eq!(body["consent"], "decline");
     assert_eq!(body["status"], "processing");
     assert_eq!(body["attempt"], 1);
     for field in ["resultUrl", "captureHash", "screenshotUrl", "errorMessage"] {
@@ -74,8 +79,9 @@ async fn create_publishes_the_capture_message_matching_the_row(pool: PgPool) {
             "attempt": 1,
             "nonce": nonce,
             "source": {"kind": "public_url", "url": "https://example.com/pricing"},
-            "viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 2.0},
+            "viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 2.0, "mobile": false},
             "readySelector": "#app",
+            "colorScheme": "light", "locale": "en-US", "timeZone": "UTC", "consent": "decline",
             "artifacts": {"bucket": app.bucket, "prefix": format!("page-imports/{id}/1/")},
             "callbackUrl": app.url("/webhooks/page-imports"),
         })
@@ -282,6 +288,11 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
             json!({"readySelector": "#a\u{7}"}),
             vec![("readySelector", "control_character")],
         ),
+        // SPEC §14's fields (more in tests/api/reader_settings.rs).
+        (json!({"locale": "en_US"}), vec![("locale", "invalid_locale")]),
+        (json!({"timeZone": "Mars/Olympus"}), vec![("timeZone", "invalid_time_zone")]),
+        (json!({"colorScheme": "sepia"}), vec![("colorScheme", "invalid_value")]),
+        (json!({"consent": "accept"}), vec![("consent", "invalid_value")]),
         (
             json!({"sourceUrl": "http://10.0.0.1/", "readySelector": ">>"}),
             vec![

@@ -54,6 +54,10 @@ pub const CHROMIUM_ARGS: &[&str] = &[
     "--mute-audio",
     "--password-store=basic",
     "--font-render-hinting=none",
+    // A desktop's mouse: headless has no pointing device, so by default
+    // `(hover: none)` and `(pointer: none)` match at every size (FACTS). A
+    // phone's touch is emulated per page (`emulation.rs`).
+    "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
     // All traffic through an egress proxy; `<-loopback>` stops Chromium's
     // implicit bypass for loopback addresses.
     "--proxy-bypass-list=<-loopback>",

@@ -15,7 +15,8 @@ use crate::details::Answers;
 use crate::dom;
 use crate::egress::{BlockedRequests, EgressPolicy, EgressProxy, EgressReport, Refusal, Refused};
 use crate::failure::{Cause, Failure};
-use crate::page::{AssetBody, Navigation, Page, PartSnapshot};
+use crate::emulation::Emulation;
+use crate::page::{AssetBody, Extent, Navigation, Page, PartSnapshot};
 
 #[derive(Debug, Clone)]
 pub struct CaptureSettings {
@@ -31,9 +32,10 @@ pub struct Captured {
     pub final_url: String,
     pub http_status: Option<u16>,
     pub title: String,
-    pub content_height: u32,
-    pub captured_height: u32,
-    pub truncated: bool,
+    /// The width, scale and heights the screenshot covers.
+    pub extent: Extent,
+    /// The reader the page was shown to.
+    pub emulation: Emulation,
     pub popups_closed: u32,
     pub ready_matched: Option<bool>,
     pub screenshot_png: Bytes,
@@ -70,7 +72,13 @@ pub async fn capture(
         tracing::error!(error = %e, "egress proxy did not start");
         Failure::from(Cause::InternalError)
     })?;
-    let page = Page::open(browser, &proxy.url()).instrument(step("open")).await?;
+    let emulation = Emulation::new(job, &browser.version).map_err(|e| {
+        tracing::error!(error = %e, "no user agent can be built for this browser");
+        Failure::from(Cause::CaptureError)
+    })?;
+    let page = Page::open(browser, &proxy.url(), Arc::new(emulation))
+        .instrument(step("open"))
+        .await?;
     let result = run(&page, &proxy, job, settings, started).await;
     let blocked = asked_by_page(&proxy.blocked(), &page);
     let renderer_crashed = page.renderer_crashed();
@@ -104,7 +112,7 @@ async fn run(
     let requested_url = job.source.url.to_string();
     let mut timings = Timings::default();
 
-    page.prepare(job.viewport).instrument(step("prepare")).await?;
+    page.prepare().instrument(step("prepare")).await?;
     let navigation = page
         .navigate(&requested_url, settings.navigation_timeout)
         .instrument(step("navigate"))
@@ -139,12 +147,12 @@ async fn run(
     // screenshot (a cut from the page is a screenshot of its own).
     let snapshot = page.snapshot(dom::STYLE_NAMES).instrument(step("snapshot")).await?;
     timings.snapshot_ms = since_start();
-    let heights = page.heights(settings.max_height_px).await?;
+    let extent = page.extent(settings.max_height_px).await?;
     let (screenshot, rest) = tokio::join!(
         // First in the join: its command is sent before the other side
         // parses the snapshot.
         async {
-            let screenshot = page.screenshot(job.viewport.width, heights).await;
+            let screenshot = page.screenshot(extent).await;
             (screenshot, since_start())
         }
         .instrument(step("screenshot")),
@@ -182,9 +190,8 @@ async fn run(
         final_url: about.url,
         http_status: navigation.document.as_ref().map(|d| d.status),
         title: about.title,
-        content_height: screenshot.content_height,
-        captured_height: screenshot.captured_height,
-        truncated: screenshot.content_height > screenshot.captured_height,
+        extent: screenshot.extent,
+        emulation: page.emulation().clone(),
         popups_closed: page.popups(),
         ready_matched,
         screenshot_png: screenshot.png,

@@ -35,6 +35,18 @@ pub enum CdpError {
     Protocol { method: String, message: String },
 }
 
+/// One CDP command: its method, its parameters (the value itself,
+/// serialized) and the type of its answer, bound once where it is defined,
+/// so a call site cannot pair a method with another command's reply.
+pub trait Command: serde::Serialize {
+    const METHOD: &'static str;
+    type Reply: DeserializeOwned;
+}
+
+/// The answer of a command that answers nothing (`{}`).
+#[derive(Debug, Deserialize)]
+pub struct Done {}
+
 /// What a waiting command gets: the whole answer's text, or the error message.
 type Pending = HashMap<u64, oneshot::Sender<Result<String, String>>>;
 
@@ -235,6 +247,15 @@ impl Connection {
         timeout: Duration,
     ) -> Result<T, CdpError> {
         self.call_raw(session, method, params, timeout).await?.answer(method)
+    }
+
+    /// Sends a typed [`Command`] and reads its answer as its `Reply`.
+    pub async fn send<C: Command>(&self, session: Option<&str>, command: &C, timeout: Duration) -> Result<C::Reply, CdpError> {
+        let params = serde_json::to_value(command).map_err(|e| CdpError::Protocol {
+            method: C::METHOD.to_owned(),
+            message: format!("its parameters do not serialize: {e}"),
+        })?;
+        self.ask(session, C::METHOD, params, timeout).await
     }
 
     /// Like [`Connection::call`], returning the answer's text for the caller

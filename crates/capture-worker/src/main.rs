@@ -11,6 +11,7 @@ mod config;
 mod details;
 mod dom;
 mod egress;
+mod emulation;
 mod failure;
 mod health;
 mod job;

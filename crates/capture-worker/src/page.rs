@@ -18,13 +18,13 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
 use page_import_contract::capture::{AssetKind, Dialog, FontFace};
-use page_import_contract::job::Viewport;
 use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Connection, Reply};
 use crate::dom::Owner;
+use crate::emulation::{self, Emulation};
 use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
 use crate::protocol::{self, Evaluated, FrameOwner, LayoutMetrics, Navigated, PageEvent, ResponseBody};
@@ -67,18 +67,22 @@ pub struct Navigation {
     pub document: Option<DocumentResponse>,
 }
 
-/// The page's content height and the part of it a screenshot covers (CSS px).
+/// What a full-page screenshot covers: the width the page is shown across
+/// and its scale (CSS px; on a phone a page laid out wider than the
+/// viewport is scaled to fit, SPEC §14), its content height and the part of
+/// it captured.
 #[derive(Debug, Clone, Copy)]
-pub struct Heights {
+pub struct Extent {
+    pub layout_width: u32,
+    pub scale: f64,
     pub content_height: u32,
     pub captured_height: u32,
 }
 
-/// A full-page PNG and the heights it covers.
+/// A full-page PNG and what it covers.
 pub struct Screenshot {
     pub png: Bytes,
-    pub content_height: u32,
-    pub captured_height: u32,
+    pub extent: Extent,
 }
 
 /// The title, final URL and `document.fonts` of the page.
@@ -113,44 +117,43 @@ pub struct Page {
     context_id: String,
     pub(crate) session: String,
     state: Arc<Mutex<PageState>>,
-    /// The job's viewport, once [`Page::prepare`] set it.
-    viewport: std::sync::OnceLock<Viewport>,
+    /// The job's device, language, clock and colour scheme, set on the
+    /// page by [`Page::prepare`] and on each frame as it is attached.
+    emulation: Arc<Emulation>,
 }
 
 impl Page {
     /// A blank tab in a new browser context whose traffic goes through
-    /// `proxy_url`.
-    pub async fn open(browser: &Browser, proxy_url: &str) -> Result<Self, Failure> {
+    /// `proxy_url`, to be shown as `emulation` says.
+    pub async fn open(browser: &Browser, proxy_url: &str, emulation: Arc<Emulation>) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
         let (context_id, session) = cdp.open_page(proxy_url, COMMAND_TIMEOUT).await?;
         let state = Arc::new(Mutex::new(PageState::default()));
-        watch(&cdp, &session, true, &state);
+        watch(&cdp, &session, true, &state, &emulation);
         Ok(Self {
             cdp,
             context_id,
             session,
             state,
-            viewport: std::sync::OnceLock::new(),
+            emulation,
         })
     }
 
-    /// Events on, the job's viewport and screen, frames attached as they come.
-    pub async fn prepare(&self, viewport: Viewport) -> Result<(), Failure> {
-        let _ = self.viewport.set(viewport);
+    /// Events on, the reader's device, language, clock and colour scheme
+    /// (SPEC §14), frames attached as they come.
+    pub async fn prepare(&self) -> Result<(), Failure> {
         self.call("Page.enable", json!({})).await?;
         enable_network(&self.cdp, &self.session).await?;
         self.call("Inspector.enable", json!({})).await?;
         self.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": PAGE_SCRIPT}))
             .await?;
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            json!({
-                "width": viewport.width, "height": viewport.height,
-                "deviceScaleFactor": viewport.device_scale_factor, "mobile": false,
-                "screenWidth": viewport.width, "screenHeight": viewport.height,
-            }),
-        )
-        .await?;
+        self.emulation
+            .apply(&self.cdp, &self.session, emulation::Target::Page, COMMAND_TIMEOUT)
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "the browser refused the reader's emulation");
+                Failure::from(Cause::CaptureError)
+            })?;
         auto_attach(&self.cdp, &self.session).await?;
         Ok(())
     }
@@ -217,6 +220,11 @@ impl Page {
             is_download,
             document: document(),
         })
+    }
+
+    /// The reader the page is shown to.
+    pub fn emulation(&self) -> &Emulation {
+        &self.emulation
     }
 
     /// The JavaScript dialogs the page opened so far, in order.
@@ -479,41 +487,54 @@ impl Page {
         }
     }
 
-    /// The page's content height, read now, and how much of it a
-    /// screenshot of at most `max_height` CSS px covers.
-    pub async fn heights(&self, max_height: u32) -> Result<Heights, Failure> {
+    /// The page's extent, read now: its content height and how much of it
+    /// a screenshot of at most `max_height` CSS px covers; on a phone, the
+    /// width the page is shown across and its scale (the visual viewport's,
+    /// as the phone shows the page at first), on a desktop the viewport's
+    /// width at scale 1.
+    pub async fn extent(&self, max_height: u32) -> Result<Extent, Failure> {
         let metrics: LayoutMetrics = self
             .ask_within("Page.getLayoutMetrics", json!({}), COMMAND_TIMEOUT)
             .await?;
         let content = metrics.css_content_size.unwrap_or(metrics.content_size);
         let content_height = content.height.ceil().max(1.0) as u32;
-        Ok(Heights {
+        let viewport = self.emulation.viewport();
+        let (layout_width, scale) = match viewport.mobile {
+            true => {
+                let visual = metrics.css_visual_viewport;
+                (visual.client_width.round().max(1.0) as u32, visual.scale)
+            }
+            false => (viewport.width as u32, 1.0),
+        };
+        Ok(Extent {
+            layout_width,
+            scale,
             content_height,
             captured_height: content_height.min(max_height),
         })
     }
 
-    /// A full-page PNG of `width` CSS px and the captured height. The
-    /// command is sent when this is first polled.
-    pub async fn screenshot(&self, width: i32, heights: Heights) -> Result<Screenshot, Failure> {
-        let Heights {
-            content_height,
-            captured_height,
-        } = heights;
+    /// A full-page PNG of the extent: its width, from the top down to the
+    /// captured height, at its scale. The command is sent when this is
+    /// first polled.
+    pub async fn screenshot(&self, extent: Extent) -> Result<Screenshot, Failure> {
         let png = self
-            .capture_png(0.0, 0.0, f64::from(width), f64::from(captured_height), true)
+            .capture_png(
+                0.0,
+                0.0,
+                f64::from(extent.layout_width),
+                f64::from(extent.captured_height),
+                extent.scale,
+                true,
+            )
             .await?
             .map(Bytes::from)
             .ok_or(Failure::from(Cause::CaptureError))?;
-        Ok(Screenshot {
-            png,
-            content_height,
-            captured_height,
-        })
+        Ok(Screenshot { png, extent })
     }
 
-    /// A PNG of the CSS-px box `x, y, width, height` of the page (see
-    /// [`Page::screenshot_params`]), decoded straight from the answer's
+    /// A PNG of the CSS-px box `x, y, width, height` of the page at `scale`
+    /// (see [`Page::screenshot_params`]), decoded straight from the answer's
     /// text: a tall page's PNG is tens of MiB. `None` for an answer without
     /// a PNG in it.
     pub(crate) async fn capture_png(
@@ -522,9 +543,10 @@ impl Page {
         y: f64,
         width: f64,
         height: f64,
+        scale: f64,
         optimize_for_speed: bool,
     ) -> Result<Option<Vec<u8>>, CdpError> {
-        let params = self.screenshot_params(x, y, width, height, optimize_for_speed);
+        let params = self.screenshot_params(x, y, width, height, scale, optimize_for_speed);
         let shot = self
             .call_raw_within("Page.captureScreenshot", params, HEAVY_TIMEOUT)
             .await?;
@@ -541,15 +563,13 @@ impl Page {
     /// right with it. `optimizeForSpeed`: the same pixels, losslessly, with
     /// Chromium's fast zlib settings (bench W: the encoding is most of a
     /// tall page's screenshot).
-    fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, optimize_for_speed: bool) -> Value {
-        let beyond_viewport = !self
-            .viewport
-            .get()
-            .is_some_and(|v| x + width <= f64::from(v.width) && y + height <= f64::from(v.height));
+    fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, scale: f64, optimize_for_speed: bool) -> Value {
+        let v = self.emulation.viewport();
+        let beyond_viewport = !(x + width <= f64::from(v.width) && y + height <= f64::from(v.height));
         json!({
             "format": "png", "captureBeyondViewport": beyond_viewport, "fromSurface": true,
             "optimizeForSpeed": optimize_for_speed,
-            "clip": {"x": x, "y": y, "width": width, "height": height, "scale": 1},
+            "clip": {"x": x, "y": y, "width": width, "height": height, "scale": scale},
         })
     }
 
@@ -800,9 +820,9 @@ impl Page {
 /// below it: a cross-site frame gets its network events and the same
 /// auto-attach (so its own frames are found), then runs; a worker gets its
 /// network events, then runs.
-fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>) {
+fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>, emulation: &Arc<Emulation>) {
     let mut events = cdp.subscribe(session);
-    let (cdp, session, state) = (cdp.clone(), session.to_owned(), state.clone());
+    let (cdp, session, state, emulation) = (cdp.clone(), session.to_owned(), state.clone(), emulation.clone());
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             // Read once: what the worker acts on here, then the bookkeeping.
@@ -820,9 +840,10 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                 // whole command timeout (10 s). Both are asked at once.
                 let enable_while_running = kind == "service_worker";
                 if watched {
-                    watch(&cdp, &child, false, &state);
+                    watch(&cdp, &child, false, &state, &emulation);
                 }
                 let cdp = cdp.clone();
+                let emulation = emulation.clone();
                 tokio::spawn(async move {
                     let run = || {
                         cdp.call(
@@ -840,6 +861,11 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                         let _ = enable_network(&cdp, &child).await;
                     }
                     if frame {
+                        // The frame sees the page's reader (SPEC §14) from
+                        // its first byte: it is still paused here.
+                        if let Err(e) = emulation.apply(&cdp, &child, emulation::Target::Frame, COMMAND_TIMEOUT).await {
+                            tracing::warn!(error = %e, "a frame's emulation was refused (the frame may be gone)");
+                        }
                         let _ = auto_attach(&cdp, &child).await;
                     }
                     let _ = run().await;

@@ -254,6 +254,16 @@ pub struct Resolved {
 pub struct LayoutMetrics {
     pub css_content_size: Option<Size>,
     pub content_size: Size,
+    pub css_visual_viewport: VisualViewport,
+}
+
+/// The part of the page shown, in CSS px, and its scale: on a phone, a page
+/// laid out wider than the viewport is shown at a scale below 1.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VisualViewport {
+    pub client_width: f64,
+    pub scale: f64,
 }
 
 #[derive(Debug, Deserialize)]

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::job::Viewport;
+use crate::job::{ColorScheme, Viewport};
 use crate::manifest::ManifestIdentity;
 
 /// The layout this module describes.
@@ -50,6 +50,8 @@ pub struct CaptureManifest<'a> {
     pub worker: WorkerInfo<'a>,
     pub source: SourceInfo<'a>,
     pub viewport: Viewport,
+    /// The reader the page was shown to (SPEC §14), as applied.
+    pub emulation: Emulation<'a>,
     pub page: PageInfo,
     pub readiness: Readiness<'a>,
     pub screenshot: ScreenshotInfo<'a>,
@@ -67,6 +69,21 @@ pub struct CaptureManifest<'a> {
     pub dialogs: &'a [Dialog],
     pub timings: &'a Timings,
     pub dom: Dom<'a>,
+}
+
+/// The device, colour scheme, language and clock the page saw (SPEC §14).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Emulation<'a> {
+    /// A phone or tablet (mobile user agent, touch, `<meta name="viewport">`).
+    pub mobile: bool,
+    pub color_scheme: ColorScheme,
+    /// The BCP 47 tag of `Accept-Language`, `navigator.language` and `Intl`.
+    pub locale: &'a str,
+    /// The IANA zone of `Date` and `Intl`.
+    pub time_zone: &'a str,
+    /// The `User-Agent` every request and `navigator.userAgent` carried.
+    pub user_agent: &'a str,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -90,6 +107,15 @@ pub struct SourceInfo<'a> {
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PageInfo {
+    /// The width the page laid out at (CSS px): the viewport's on a desktop;
+    /// on a phone, 980 for a page without `<meta name="viewport">` (SPEC
+    /// §14), or wider for content that overflows.
+    pub layout_width: u32,
+    /// How the page is scaled to fit the viewport, as a phone shows it: 1
+    /// on a desktop; `viewport.width / layoutWidth` on a phone. Screenshot
+    /// pixels = CSS px × `scale` × `viewport.deviceScaleFactor`; every box
+    /// in `dom` is in CSS px.
+    pub scale: f64,
     /// The page's height, read right before the screenshot.
     pub content_height: u32,
     pub captured_height: u32,

@@ -26,8 +26,80 @@ pub struct CaptureJob<'a> {
     pub source: Source<'a>,
     pub viewport: Viewport,
     pub ready_selector: Option<Cow<'a, str>>,
+    /// The reader's colour scheme, language, clock and consent choice (SPEC
+    /// §14). A message without them (an older service) means the defaults.
+    #[serde(default)]
+    pub color_scheme: ColorScheme,
+    #[serde(default = "default_locale")]
+    pub locale: Cow<'a, str>,
+    #[serde(default = "default_time_zone")]
+    pub time_zone: Cow<'a, str>,
+    #[serde(default)]
+    pub consent: Consent,
     pub artifacts: Artifacts<'a>,
     pub callback_url: Cow<'a, str>,
+}
+
+/// `locale` when the request names none (SPEC §6).
+pub const DEFAULT_LOCALE: &str = "en-US";
+/// `timeZone` when the request names none (SPEC §6).
+pub const DEFAULT_TIME_ZONE: &str = "UTC";
+
+fn default_locale() -> Cow<'static, str> {
+    DEFAULT_LOCALE.into()
+}
+
+fn default_time_zone() -> Cow<'static, str> {
+    DEFAULT_TIME_ZONE.into()
+}
+
+/// `prefers-color-scheme` of the capture (SPEC §14).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
+#[cfg_attr(feature = "sqlx", sqlx(type_name = "color_scheme", rename_all = "lowercase"))]
+#[serde(rename_all = "lowercase")]
+pub enum ColorScheme {
+    #[default]
+    Light,
+    Dark,
+}
+
+impl ColorScheme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Light => "light",
+            Self::Dark => "dark",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Light, Self::Dark].into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// What the capture does about a consent banner (SPEC §14): decline it as
+/// a reader would, or keep it in the capture.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
+#[cfg_attr(feature = "sqlx", sqlx(type_name = "consent_mode", rename_all = "lowercase"))]
+#[serde(rename_all = "lowercase")]
+pub enum Consent {
+    #[default]
+    Decline,
+    Keep,
+}
+
+impl Consent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Decline => "decline",
+            Self::Keep => "keep",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Decline, Self::Keep].into_iter().find(|v| v.as_str() == s)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -42,6 +114,10 @@ pub struct Viewport {
     pub width: i32,
     pub height: i32,
     pub device_scale_factor: f32,
+    /// A phone or tablet of this size and scale, not a desktop window
+    /// (SPEC §14). Absent in a message means `false`.
+    #[serde(default)]
+    pub mobile: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -59,6 +135,10 @@ impl std::fmt::Debug for CaptureJob<'_> {
             .field("source", &self.source)
             .field("viewport", &self.viewport)
             .field("ready_selector", &self.ready_selector)
+            .field("color_scheme", &self.color_scheme)
+            .field("locale", &self.locale)
+            .field("time_zone", &self.time_zone)
+            .field("consent", &self.consent)
             .field("artifacts", &self.artifacts)
             .finish_non_exhaustive()
     }
@@ -229,8 +309,13 @@ mod tests {
                 width: 1440,
                 height: 900,
                 device_scale_factor: 2.0,
+                mobile: true,
             },
             ready_selector: Some("#app".into()),
+            color_scheme: ColorScheme::Dark,
+            locale: "ja-JP".into(),
+            time_zone: "Asia/Tokyo".into(),
+            consent: Consent::Keep,
             artifacts: Artifacts {
                 bucket: "b".into(),
                 prefix: artifact_prefix("abc", 2).into(),
@@ -243,5 +328,23 @@ mod tests {
         let back: CaptureJob<'static> = serde_json::from_str(&json).unwrap();
         assert_eq!(back, job);
         assert!(!format!("{back:?}").contains("secret-nonce"));
+        assert!(json.contains(r#""colorScheme":"dark","locale":"ja-JP","timeZone":"Asia/Tokyo","consent":"keep""#));
+    }
+
+    /// A message of a service that predates SPEC §14's fields is captured
+    /// with their defaults (SPEC §7: `schemaVersion` stays 1).
+    #[test]
+    fn a_message_without_the_readers_settings_means_the_defaults() {
+        let json = r#"{"schemaVersion":1,"pageImportId":"abc","attempt":1,"nonce":"n",
+            "source":{"kind":"public_url","url":"https://example.com/"},
+            "viewport":{"width":390,"height":844,"deviceScaleFactor":3.0},
+            "readySelector":null,"artifacts":{"bucket":"b","prefix":"page-imports/abc/1/"},
+            "callbackUrl":"http://127.0.0.1/webhooks/page-imports"}"#;
+        let job: CaptureJob<'static> = serde_json::from_str(json).unwrap();
+        assert!(!job.viewport.mobile);
+        assert_eq!(job.color_scheme, ColorScheme::Light);
+        assert_eq!(job.locale, DEFAULT_LOCALE);
+        assert_eq!(job.time_zone, DEFAULT_TIME_ZONE);
+        assert_eq!(job.consent, Consent::Decline);
     }
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
-use axum::http::{header, Request, Response, StatusCode};
+use axum::http::{header, Response, StatusCode};
 use rand::Rng;
 use serde_json::Value;
 
@@ -33,6 +33,12 @@ pub struct Page {
     /// (a stream the browser cannot tell has ended).
     pub open_after: Duration,
     pub headers: Vec<(&'static str, &'static str)>,
+    /// Served instead of `body` to a user agent that says `Mobile` (a
+    /// server that picks its page by user agent).
+    pub mobile_body: Option<Vec<u8>>,
+    /// Answered only once this many requests for the page arrived (or
+    /// after 20 s): requests that wait for each other.
+    pub barrier: Option<usize>,
 }
 
 impl Page {
@@ -49,7 +55,21 @@ impl Page {
             location: None,
             open_after: Duration::ZERO,
             headers: Vec::new(),
+            mobile_body: None,
+            barrier: None,
         }
+    }
+
+    /// `body` for a user agent that says `Mobile`.
+    pub fn for_mobile(mut self, body: &str) -> Self {
+        self.mobile_body = Some(body.as_bytes().to_vec());
+        self
+    }
+
+    /// Answered once `n` requests for it arrived.
+    pub fn barrier(mut self, n: usize) -> Self {
+        self.barrier = Some(n);
+        self
     }
 
     pub fn status(mut self, status: u16) -> Self {
@@ -83,6 +103,8 @@ impl Page {
             location: Some(to.to_owned()),
             open_after: Duration::ZERO,
             headers: Vec::new(),
+            mobile_body: None,
+            barrier: None,
         }
     }
 }
@@ -91,7 +113,20 @@ impl Page {
 pub struct Site {
     pub addr: SocketAddr,
     hits: Arc<Mutex<HashMap<String, usize>>>,
+    requests: Arc<Mutex<Vec<Request>>>,
+    barrier_timeouts: Arc<std::sync::atomic::AtomicUsize>,
     server: tokio::task::JoinHandle<()>,
+}
+
+/// A request a site received: its path, its query and some of its headers.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub query: String,
+    pub user_agent: Option<String>,
+    pub accept_language: Option<String>,
+    pub ch_ua_mobile: Option<String>,
+    pub ch_ua_platform: Option<String>,
 }
 
 /// A loopback address no other test uses.
@@ -110,6 +145,8 @@ impl Site {
         let pages: Arc<HashMap<String, Page>> =
             Arc::new(pages.into_iter().map(|(path, page)| (path.to_owned(), page)).collect());
         let hits = Arc::new(Mutex::new(HashMap::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let barrier_timeouts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let listener = loop {
             if let Ok(listener) = tokio::net::TcpListener::bind((fresh_loopback(), 80)).await {
                 break listener;
@@ -117,15 +154,59 @@ impl Site {
         };
         let addr = listener.local_addr().unwrap();
         let seen = hits.clone();
-        let app = axum::Router::new().fallback(move |request: Request<Body>| {
+        let log = requests.clone();
+        let timeouts = barrier_timeouts.clone();
+        let app = axum::Router::new().fallback(move |request: axum::http::Request<Body>| {
             let pages = pages.clone();
             let seen = seen.clone();
+            let log = log.clone();
+            let timeouts = timeouts.clone();
             async move {
                 let path = request.uri().path().to_owned();
-                *seen.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
-                let Some(page) = pages.get(&path).cloned() else {
+                let hit = {
+                    let mut hits = seen.lock().unwrap();
+                    let hit = hits.entry(path.clone()).or_insert(0);
+                    *hit += 1;
+                    *hit
+                };
+                let user_agent = {
+                    let header = |name: &str| {
+                        request
+                            .headers()
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned)
+                    };
+                    let user_agent = header("user-agent");
+                    log.lock().unwrap().push(Request {
+                        path: path.clone(),
+                        query: request.uri().query().unwrap_or_default().to_owned(),
+                        user_agent: user_agent.clone(),
+                        accept_language: header("accept-language"),
+                        ch_ua_mobile: header("sec-ch-ua-mobile"),
+                        ch_ua_platform: header("sec-ch-ua-platform"),
+                    });
+                    user_agent
+                };
+                drop(request);
+                let Some(mut page) = pages.get(&path).cloned() else {
                     return Response::builder().status(404).body(Body::from("not found")).unwrap();
                 };
+                if let Some(n) = page.barrier {
+                    let until = Instant::now() + Duration::from_secs(20);
+                    while hit < n && seen.lock().unwrap()[&path] < n {
+                        if Instant::now() > until {
+                            timeouts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+                if let Some(mobile) = page.mobile_body.take() {
+                    if user_agent.is_some_and(|ua| ua.contains("Mobile")) {
+                        page.body = mobile;
+                    }
+                }
                 tokio::time::sleep(page.delay).await;
                 let mut response = Response::builder()
                     .status(StatusCode::from_u16(page.status).unwrap())
@@ -159,7 +240,18 @@ impl Site {
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { addr, hits, server }
+        Self {
+            addr,
+            hits,
+            requests,
+            barrier_timeouts,
+            server,
+        }
+    }
+
+    /// How many requests a barrier let through because it waited too long.
+    pub fn barrier_timeouts(&self) -> usize {
+        self.barrier_timeouts.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -168,6 +260,17 @@ impl Site {
 
     pub fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
+    }
+
+    /// The requests for `path` received so far, in order.
+    pub fn requests(&self, path: &str) -> Vec<Request> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path == path)
+            .cloned()
+            .collect()
     }
 }
 
@@ -427,14 +530,24 @@ impl TestApp {
 
     /// Creates an import of `url` and returns its id.
     pub async fn import_url(&self, tenant: &Tenant, url: &str, ready_selector: Option<&str>) -> String {
+        let settings = match ready_selector {
+            Some(selector) => serde_json::json!({"readySelector": selector}),
+            None => serde_json::json!({}),
+        };
+        self.import_with(tenant, url, settings).await
+    }
+
+    /// Creates an import of `url` at 800×600 @2 with `settings`' fields
+    /// (a `viewport`, SPEC §14's …) and returns its id.
+    pub async fn import_with(&self, tenant: &Tenant, url: &str, settings: Value) -> String {
         let mut body = serde_json::json!({
             "organizationId": tenant.organization_id,
             "projectId": tenant.project_id,
             "sourceUrl": url,
             "viewport": {"width": 800, "height": 600, "deviceScaleFactor": 2.0},
         });
-        if let Some(selector) = ready_selector {
-            body["readySelector"] = selector.into();
+        for (field, value) in settings.as_object().expect("settings are an object") {
+            body[field] = value.clone();
         }
         let response = self.post_json("/page-imports", &tenant.token, &body).await;
         assert_eq!(response.status(), 202, "{}", response.text().await.unwrap());
