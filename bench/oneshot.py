@@ -1,8 +1,11 @@
 """Chromium's own one-shot screenshot: the floor a capture is compared with
-(bench W and bench R)."""
+(bench W and bench R); and the same one-shot driven over CDP with the
+capture's device, for a phone (bench R `--device phone`)."""
 
+import base64
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -35,3 +38,49 @@ def oneshot(url, width, height, scale, sandboxed=True):
         started = time.monotonic()
         subprocess.run(command, check=True, capture_output=True, timeout=120, env=env)
         return time.monotonic() - started
+
+
+# What the worker sends as a phone (crates/capture-worker/src/emulation.rs):
+# Chrome on Android, its version reduced to the major.
+ANDROID_USER_AGENT = ("Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) "
+                      "Chrome/{major}.0.0.0 Mobile Safari/537.36")
+
+
+def oneshot_device(url, width, height, scale, mobile, png_path=None):
+    """Seconds from starting a fresh Chromium to one viewport's PNG of
+    `url` with the capture's device: a minimal CDP script, since
+    `--screenshot` cannot emulate a phone. Chromium is started as
+    bench/rebuild/chrome.py starts it (as `nobody` when root, CDP over a
+    pipe, a throwaway profile); the page gets the device metrics the worker
+    sets (`mobile`, the screen as large as the viewport) and, when
+    `mobile`, touch with five points and the worker's Android user agent
+    with this browser's major version; then it navigates, waits for the
+    load event and takes `Page.captureScreenshot` of the viewport. The
+    browser is closed after the clock stops (`--screenshot`'s time includes
+    its exit). The PNG is written to `png_path` when given."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rebuild")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from chrome import Chrome
+
+    chrome = Chrome()
+    try:
+        chrome.page("Page.enable")
+        chrome.page("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=scale,
+                    mobile=mobile, screenWidth=width, screenHeight=height)
+        if mobile:
+            chrome.page("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
+            chrome.page("Emulation.setUserAgentOverride",
+                        userAgent=ANDROID_USER_AGENT.format(major=chrome.major_version()),
+                        acceptLanguage="en-US,en", platform="Linux armv8l")
+        chrome.events.clear()
+        chrome.page("Page.navigate", url=url)
+        chrome.wait_event("Page.loadEventFired")
+        shot = chrome.page("Page.captureScreenshot", format="png")
+        seconds = time.monotonic() - chrome.started
+    finally:
+        chrome.close()
+    if png_path:
+        with open(png_path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+    return seconds

@@ -13,11 +13,21 @@ starts a moto of its own. For every page:
 3. the reference consumer (bench/rebuild/consumer.py) rebuilds the page from
    the manifest and its assets alone, twice: in full, and with background
    colours only;
-4. both rebuilds are rendered by Chromium at the capture's width, device
-   scale factor and `page.capturedHeight`, and compared with the screenshot:
+4. both rebuilds are rendered by Chromium `page.layoutWidth` CSS px wide
+   (the viewport's width in a manifest without it), `page.capturedHeight`
+   tall, at the device scale factor times `page.scale`: the screenshot's
+   pixel size, on a phone whose page laid out at 980 px too. They are
+   compared with the screenshot:
    whole-page SSIM (scikit-image) and the ink share: of the pixels that the
    background-colours-only rebuild gets wrong (any channel off by more than
    `--tolerance`), the share that the full rebuild gets right.
+
+`--device` is the reader's (SPEC §14): `desktop` (1440×900 at 2) or
+`phone` (390×844 at 3, `viewport.mobile`; a worker from before issue 41
+ignores `mobile`). With `--oneshot N` the capture is timed against a cold
+Chromium's one viewport of the page with the same device: on a desktop
+`chromium --headless --screenshot` (and, for comparison, the CDP one-shot
+of bench/oneshot.py), on a phone the CDP one-shot alone.
 
 Every capture finishes before the first rebuild is rendered, so only one
 Chromium works at a time. Prints a Markdown table; asserts nothing.
@@ -54,12 +64,14 @@ except ImportError as e:  # pragma: no cover
                      "bench/run --only R installs them")
 
 from callbacks import Callbacks  # noqa: E402
-from oneshot import oneshot  # noqa: E402
+from oneshot import oneshot, oneshot_device  # noqa: E402
 from chrome import Chrome  # noqa: E402
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 BUCKET = os.environ.get("ARTIFACT_BUCKET", "page-import-artifacts")
 SITE_HOSTS = ("127.0.23.1", "127.0.23.2")
+# The reader's devices: width, height (CSS px), device scale factor, mobile.
+DEVICES = {"desktop": (1440, 900, 2.0, False), "phone": (390, 844, 3.0, True)}
 Image.MAX_IMAGE_PIXELS = None
 
 
@@ -288,16 +300,24 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "rebuild"))
     parser.add_argument("--label", help="folder under --out for this run (default: the worker's name)")
     parser.add_argument("--tolerance", type=int, default=24, help="max channel difference still counted right")
-    parser.add_argument("--width", type=int, default=1440)
-    parser.add_argument("--height", type=int, default=900)
-    parser.add_argument("--scale", type=float, default=2)
+    parser.add_argument("--device", choices=sorted(DEVICES), default="desktop",
+                        help="desktop: 1440×900 at 2; phone: 390×844 at 3, mobile (default: desktop)")
+    parser.add_argument("--width", type=int, help="overrides the device's viewport width")
+    parser.add_argument("--height", type=int, help="overrides the device's viewport height")
+    parser.add_argument("--scale", type=float, help="overrides the device's scale factor")
     parser.add_argument("--reuse", action="store_true", help="rebuild the captures already under --out")
     parser.add_argument("--runs", type=int, default=1, help="captures per page; capture ms is their median")
     parser.add_argument("--no-rebuild", action="store_true",
                         help="capture only (times and bytes for bench/speed_table.py), no rebuild or comparison")
     parser.add_argument("--oneshot", type=int, default=0, metavar="N",
-                        help="also time `chromium --headless --screenshot` of each page N times (median)")
+                        help="also time a cold Chromium's one-shot of each page N times (median): "
+                             "`chromium --headless --screenshot` and the CDP one-shot with the device on a "
+                             "desktop, the CDP one-shot on a phone")
     args = parser.parse_args()
+    width, height, scale, mobile = DEVICES[args.device]
+    args.width = args.width or width
+    args.height = args.height or height
+    args.scale = args.scale or scale
 
     label = args.label or os.path.basename(args.worker)
     run_dir = os.path.join(args.out, label)
@@ -307,7 +327,7 @@ def main():
     if wanted and "own" in wanted:
         wanted = wanted + [p.name for p in page_sets.OWN]
     catalogue = page_sets.catalogue(ROOT, smoke=args.smoke, log=log, names=wanted)
-    viewport = {"width": args.width, "height": args.height, "deviceScaleFactor": args.scale}
+    viewport = {"width": args.width, "height": args.height, "deviceScaleFactor": args.scale, "mobile": mobile}
 
     moto = None
     captures = []
@@ -338,12 +358,21 @@ def main():
                         log(f"{p.name}: {e}")
                         continue
                     seconds = sorted(times)[len(times) // 2]
-                    shots = sorted(oneshot(url, args.width, args.height, args.scale) for _ in range(args.oneshot))
+                    # The device one-shot over CDP (the first one's PNG kept); on a phone it is the floor.
+                    device_shots = sorted(
+                        oneshot_device(url, args.width, args.height, args.scale, mobile,
+                                       png_path=os.path.join(out_dir, "oneshot-device.png") if i == 0 else None)
+                        for i in range(args.oneshot))
+                    shots = device_shots if mobile else sorted(
+                        oneshot(url, args.width, args.height, args.scale) for _ in range(args.oneshot))
                     with open(os.path.join(out_dir, "meta.json"), "w") as f:
-                        json.dump({"seconds": seconds, "runs": times, "bytes": len(raw),
-                                   "oneshot": shots[len(shots) // 2] if shots else None, "oneshots": shots}, f)
+                        json.dump({"seconds": seconds, "runs": times, "bytes": len(raw), "device": args.device,
+                                   "oneshot": shots[len(shots) // 2] if shots else None, "oneshots": shots,
+                                   "oneshot_device": device_shots[len(device_shots) // 2] if device_shots else None,
+                                   "oneshots_device": device_shots}, f)
                     log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, one-shot "
-                        f"{[round(t, 2) for t in shots]} s, {len(manifest['dom']['nodes'])} nodes, "
+                        f"{[round(t, 2) for t in shots]} s (CDP with the device {[round(t, 2) for t in device_shots]}"
+                        f" s), {len(manifest['dom']['nodes'])} nodes, "
                         f"{len(raw):,} manifest bytes, timings of the last {manifest.get('timings')}")
                     captures.append(p)
             finally:
@@ -357,6 +386,8 @@ def main():
 
     if args.no_rebuild:
         return
+    # The desktop's two floors side by side: `--screenshot` and the CDP one-shot.
+    both = not mobile and args.oneshot > 0
     rows = []
     # The rebuilds and the assets they load, over HTTP (Chromium loads no
     # web font from file://), on a free port of loopback.
@@ -369,22 +400,29 @@ def main():
         chrome.close()
         server.server.shutdown()
 
-    print(f"\n## R: rebuild from the manifest — `{label}`\n")
-    print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}; tolerance: max channel difference "
+    print(f"\n## R: rebuild from the manifest — `{label}`, {args.device}\n")
+    print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}{', mobile' if mobile else ''}; "
+          f"tolerance: max channel difference "
           f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong (the ink, "
           "in CSS px²), the share the full rebuild gets right. SSIM on grey levels at one pixel per CSS px.\n")
-    print(f"capture ms: message sent → callback received, median of {args.runs}; one-shot ms: "
-          "`chromium --headless --screenshot` of the page at the same window and scale, sandboxed as the worker "
-          "runs it, cold by nature (`--oneshot N`, median).\n")
-    print("| page | manifest | nodes | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes | capture ms "
-          "| one-shot ms | capture / one-shot |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    floor = ("a fresh Chromium driven over CDP with the same device (bench/oneshot.py `oneshot_device`), "
+             "process start → one viewport's PNG" if mobile else
+             "`chromium --headless --screenshot` of the page at the same window and scale")
+    print(f"capture ms: message sent → callback received, median of {args.runs}; one-shot ms: {floor}, "
+          "sandboxed as the worker runs it, cold by nature (`--oneshot N`, median)"
+          + ("; CDP one-shot ms: the same one-shot over CDP with the device (`oneshot_device`)" if both else "")
+          + ". Layout: `page.layoutWidth` CSS px at `page.scale`.\n")
+    print("| page | manifest | nodes | layout | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes "
+          "| capture ms | one-shot ms | capture / one-shot |" + (" CDP one-shot ms |" if both else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if both else ""))
     for r in rows:
         shot = r.get("oneshot_ms")
         ratio = f"{r['capture_ms'] / shot:.2f}×" if shot else "–"
-        print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {100 * r['ink_share']:.1f} % "
+        device = r.get("oneshot_device_ms")
+        print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {r['layout_width']} at {r['page_scale']:.3g} "
+              f"| {100 * r['ink_share']:.1f} % "
               f"| {r['ink_css_px']:,} | {r['ssim']:.3f} | {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} "
-              f"| {f'{shot:,}' if shot else '–'} | {ratio} |")
+              f"| {f'{shot:,}' if shot else '–'} | {ratio} |" + (f" {f'{device:,}' if device else '–'} |" if both else ""))
     if rows:
         worst = min(rows, key=lambda r: r["ink_share"])
         path = os.path.join(args.out, f"worst-{label}.png")
@@ -401,8 +439,11 @@ def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
     manifest = json.loads(raw)
     with open(os.path.join(out_dir, "meta.json")) as f:
         meta = json.load(f)
-    width = manifest["viewport"]["width"]
-    scale = manifest["viewport"]["deviceScaleFactor"]
+    # The width the page laid out at, and the screenshot's pixels per CSS px
+    # of it (a phone shows a 980 px page scaled to its screen).
+    width = manifest["page"].get("layoutWidth") or manifest["viewport"]["width"]
+    page_scale = manifest["page"].get("scale") or 1
+    scale = manifest["viewport"]["deviceScaleFactor"] * page_scale
     height = manifest["page"]["capturedHeight"]
     assets = {a["key"]: "assets/" + os.path.basename(a["key"]) for a in manifest.get("assets", [])}
     for mode in ("full", "bg"):
@@ -426,6 +467,8 @@ def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
     row = {"page": p.name, "version": manifest.get("manifestVersion", 1), "nodes": len(manifest["dom"]["nodes"]),
            "bytes": len(raw), "capture_ms": int(round(meta["seconds"] * 1000)), "timings": timings,
            "oneshot_ms": int(round(meta["oneshot"] * 1000)) if meta.get("oneshot") else None,
+           "oneshot_device_ms": int(round(meta["oneshot_device"] * 1000)) if meta.get("oneshot_device") else None,
+           "layout_width": width, "page_scale": page_scale, "pixels_per_css_px": scale,
            "side_by_side": sbs, "ink_css_px": int(round(result["ink_px"] / scale ** 2)), **result}
     log(f"{p.name}: ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
         f"(bg-only {row['ssim_bg']:.3f})")

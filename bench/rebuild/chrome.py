@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
 
@@ -24,6 +25,10 @@ def high_fd(fd):
 
 
 class Chrome:
+    """One Chromium and one page target of it, attached over the pipe.
+    `started` is when the process was started (time.monotonic()), for the
+    device one-shot (bench/oneshot.py), timed from there."""
+
     def __init__(self):
         self.home = tempfile.mkdtemp(prefix="rebuild-chrome-")
         os.chmod(self.home, 0o755)
@@ -45,6 +50,7 @@ class Chrome:
         # fds 3 and 4 as Chromium expects them, through a shell so that no
         # descriptor of this process is clobbered while the child is set up.
         shell = f'exec "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} {to_chrome_r}<&- {from_chrome_w}>&-'
+        self.started = time.monotonic()
         self.proc = subprocess.Popen(["bash", "-c", shell, "bash"] + command, env=env,
                                      pass_fds=(to_chrome_r, from_chrome_w),
                                      stdout=subprocess.DEVNULL, stderr=None if os.environ.get("REBUILD_CHROME_LOG") else subprocess.DEVNULL)
@@ -94,6 +100,12 @@ class Chrome:
             if event.get("method") == method:
                 self.events.clear()
                 return event
+
+    def major_version(self):
+        """The browser's major version, from `Browser.getVersion`'s product
+        (`HeadlessChrome/156.0.8078.114` → 156)."""
+        product = self.call("Browser.getVersion")["product"]
+        return int(product.split("/", 1)[1].split(".")[0])
 
     def render(self, url, width, height, scale):
         """A PNG of `url` laid out `width` CSS px wide, `height` CSS px of it,

@@ -6,7 +6,9 @@ are there, so one consumer measures a worker before and after. It knows
 nothing about the page it rebuilds.
 
 What it draws, in one flat list of absolutely positioned boxes on a page
-as wide as the capture's viewport and `page.capturedHeight` tall:
+as wide as the page laid out (`page.layoutWidth`: on a phone 980 CSS px for
+a page without `<meta name="viewport">`; the viewport's width in a manifest
+without it) and `page.capturedHeight` tall:
 
 - Element boxes (`box`, in page CSS px) with their computed background
   colour and images (every `url()` mapped to an asset by URL; gradients as
@@ -774,7 +776,7 @@ class Rebuild:
     def build(self, mode):
         self.prepare()
         self.paint_keys()
-        width = self.m["viewport"]["width"]
+        width = self.m["page"].get("layoutWidth") or self.m["viewport"]["width"]
         height = self.m["page"]["capturedHeight"]
         canvas_node, canvas_css = self.canvas_background(0)
         if mode == "bg":

@@ -244,7 +244,10 @@ mod tests {
         assert!(Viewport::parse(200, 200, None, false).is_ok());
         assert!(Viewport::parse(3840, 2160, Some(4.0), true).unwrap().mobile);
         assert_eq!(Viewport::parse(199, 2161, Some(0.49), false).unwrap_err().len(), 3);
-        assert_eq!(Viewport::parse(1440, 900, None, false).unwrap().device_scale_factor, 1.0);
+        assert_eq!(
+            Viewport::parse(1440, 900, None, false).unwrap().device_scale_factor,
+            1.0
+        );
         assert!(Viewport::parse(1440, 900, Some(f64::NAN), false).is_err());
     }
 

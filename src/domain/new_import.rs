@@ -44,8 +44,8 @@ impl NewImport {
             fields.device_scale_factor,
             fields.mobile.unwrap_or(false),
         )
-            .map_err(|e| errors.extend(e))
-            .ok();
+        .map_err(|e| errors.extend(e))
+        .ok();
         let ready_selector = match fields.ready_selector.map(ReadySelector::parse) {
             Some(Err(e)) => {
                 errors.push(e);
@@ -106,7 +106,8 @@ fn one_of<T: Default>(
 ) -> Result<T, FieldError> {
     match value {
         None => Ok(T::default()),
-        Some(value) => parse(value)
-            .ok_or_else(|| FieldError::new(field, "invalid_value", format!("{field} must be {allowed}"))),
+        Some(value) => {
+            parse(value).ok_or_else(|| FieldError::new(field, "invalid_value", format!("{field} must be {allowed}")))
+        }
     }
 }

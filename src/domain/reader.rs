@@ -85,7 +85,12 @@ impl TimeZone {
     pub fn parse(s: &str) -> Result<Self, FieldError> {
         let zone = s.parse::<chrono_tz::Tz>().ok().or_else(|| {
             (s.len() <= 64)
-                .then(|| chrono_tz::TZ_VARIANTS.iter().copied().find(|tz| tz.name().eq_ignore_ascii_case(s)))
+                .then(|| {
+                    chrono_tz::TZ_VARIANTS
+                        .iter()
+                        .copied()
+                        .find(|tz| tz.name().eq_ignore_ascii_case(s))
+                })
                 .flatten()
         });
         match zone {
@@ -168,7 +173,15 @@ mod tests {
         ] {
             assert_eq!(TimeZone::parse(given).unwrap().as_str(), stored, "{given}");
         }
-        for bad in ["", "Tokyo", "Asia/Tokio", "+09:00", "GMT+9", "Asia/Tokyo ", "a".repeat(100).as_str()] {
+        for bad in [
+            "",
+            "Tokyo",
+            "Asia/Tokio",
+            "+09:00",
+            "GMT+9",
+            "Asia/Tokyo ",
+            "a".repeat(100).as_str(),
+        ] {
             assert_eq!(TimeZone::parse(bad).unwrap_err().code, "invalid_time_zone", "{bad:?}");
         }
         assert_eq!(TimeZone::default().as_str(), "UTC");

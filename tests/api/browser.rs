@@ -1,8 +1,10 @@
 //! The frontend path in a real browser (SPEC §6 CORS and `/events`): headless
 //! Chromium loads the frontend guide's example page (`dev/frontend/follow-import.html`, docs/architecture.md)
-//! from one loopback origin; the page creates an import on the service (another
-//! origin) with `fetch` and follows `/events`, writing each status into its
-//! DOM, which the test reads over the DevTools protocol.
+//! from one loopback origin; a person's submit of its form creates an import
+//! on the service (another origin) with `fetch` and follows `/events`,
+//! writing each status into its DOM, which the test reads over the DevTools
+//! protocol. The form's device, language, zone and scheme (SPEC §14) default
+//! to the person's browser's.
 
 use std::time::Duration;
 
@@ -32,6 +34,14 @@ fn page_url(site: &Site, app: &TestApp, tenant: &Tenant) -> String {
     )
 }
 
+/// Waits for the example page's form and submits it as it is filled.
+async fn submit(browser: &mut Browser) {
+    browser
+        .until("document.body.dataset.ready === 'yes'", Duration::from_secs(20))
+        .await;
+    browser.eval("document.getElementById('import').requestSubmit()").await;
+}
+
 async fn example_site() -> Site {
     let html = std::fs::read_to_string(repo_path("dev/frontend/follow-import.html")).unwrap();
     Site::start(vec![("/", Page::html(&html))]).await
@@ -51,6 +61,7 @@ async fn a_browser_on_an_allowed_origin_creates_an_import_and_follows_it_to_comp
     let tenant = app.tenant().await;
     let holder = app.job(&tenant).await;
     let mut browser = Browser::open(&page_url(&site, &app, &tenant)).await;
+    submit(&mut browser).await;
 
     let id = browser
         .until(
@@ -114,6 +125,7 @@ async fn a_browser_on_another_origin_is_refused_and_creates_nothing(pool: PgPool
     .await;
     let tenant = app.tenant().await;
     let mut browser = Browser::open(&page_url(&other, &app, &tenant)).await;
+    submit(&mut browser).await;
     browser
         .until("document.body.dataset.state === 'error'", Duration::from_secs(20))
         .await;
@@ -125,4 +137,87 @@ async fn a_browser_on_another_origin_is_refused_and_creates_nothing(pool: PgPool
         .await
         .unwrap();
     assert_eq!(rows, 0, "the preflight was refused, so the POST was never sent");
+}
+
+/// A person in Tokyo whose browser is in Japanese and dark picks the phone:
+/// the import is a phone's, in their language, zone and scheme, without
+/// their typing any of it.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_form_defaults_to_the_persons_language_zone_and_scheme_and_sends_the_device_picked(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = example_site().await;
+    let origin = format!("http://{}", site.addr.ip());
+    let app = TestApp::spawn_with_env(pool, vec![("CORS_ALLOWED_ORIGINS", origin)]).await;
+    let tenant = app.tenant().await;
+    let mut browser = Browser::open(&page_url(&site, &app, &tenant)).await;
+    // The person's browser: Japanese, in Tokyo, dark.
+    let user_agent = browser.eval("navigator.userAgent").await;
+    browser
+        .call(
+            "Emulation.setUserAgentOverride",
+            serde_json::json!({"userAgent": user_agent, "acceptLanguage": "ja-JP,ja"}),
+        )
+        .await;
+    browser
+        .call(
+            "Emulation.setTimezoneOverride",
+            serde_json::json!({"timezoneId": "Asia/Tokyo"}),
+        )
+        .await;
+    browser
+        .call(
+            "Emulation.setEmulatedMedia",
+            serde_json::json!({"features": [{"name": "prefers-color-scheme", "value": "dark"}]}),
+        )
+        .await;
+    browser.call("Page.reload", serde_json::json!({})).await;
+    browser
+        .until("document.body.dataset.ready === 'yes'", Duration::from_secs(20))
+        .await;
+    let form = |field: &str| format!("document.getElementById('import').{field}.value");
+    assert_eq!(browser.eval(&form("locale")).await, "ja-JP");
+    assert_eq!(browser.eval(&form("timeZone")).await, "Asia/Tokyo");
+    assert_eq!(browser.eval(&form("colorScheme")).await, "dark");
+    assert_eq!(browser.eval(&form("device")).await, "desktop");
+
+    browser
+        .eval("const f = document.getElementById('import'); f.device.value = 'phone'; f.requestSubmit()")
+        .await;
+    let id = browser
+        .until(
+            "document.body.dataset.importId || document.body.dataset.state",
+            Duration::from_secs(20),
+        )
+        .await;
+    let id = id.as_str().unwrap_or_default().to_owned();
+    assert_eq!(
+        id.len(),
+        36,
+        "{}",
+        browser.eval("document.getElementById('error').textContent").await
+    );
+    let import: serde_json::Value = app
+        .get(&format!("/page-imports/{id}"), &tenant.token)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        import["viewport"],
+        serde_json::json!({"width": 390, "height": 844, "deviceScaleFactor": 3.0, "mobile": true})
+    );
+    assert_eq!(
+        (
+            &import["locale"],
+            &import["timeZone"],
+            &import["colorScheme"],
+            &import["consent"]
+        ),
+        (
+            &serde_json::json!("ja-JP"),
+            &serde_json::json!("Asia/Tokyo"),
+            &serde_json::json!("dark"),
+            &serde_json::json!("decline")
+        )
+    );
 }

@@ -290,7 +290,10 @@ async fn invalid_values_are_422_with_field_errors(pool: PgPool) {
         ),
         // SPEC §14's fields (more in tests/api/reader_settings.rs).
         (json!({"locale": "en_US"}), vec![("locale", "invalid_locale")]),
-        (json!({"timeZone": "Mars/Olympus"}), vec![("timeZone", "invalid_time_zone")]),
+        (
+            json!({"timeZone": "Mars/Olympus"}),
+            vec![("timeZone", "invalid_time_zone")],
+        ),
         (json!({"colorScheme": "sepia"}), vec![("colorScheme", "invalid_value")]),
         (json!({"consent": "accept"}), vec![("consent", "invalid_value")]),
         (

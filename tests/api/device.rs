@@ -140,9 +140,16 @@ async fn a_phone_in_tokyo_and_a_desktop_side_by_side_each_see_their_own(pool: Pg
     // Each page's load waits for an image that is answered only once both
     // pages asked for it.
     let gate_site = Site::start(vec![("/gate.svg", Page::of("image/svg+xml", SVG.to_vec()).barrier(2))]).await;
-    let gate = format!("<img src=\"{}\" width=\"10\" height=\"10\">", gate_site.url("/gate.svg"));
+    let gate = format!(
+        "<img src=\"{}\" width=\"10\" height=\"10\">",
+        gate_site.url("/gate.svg")
+    );
     let phone_site = Site::start(vec![("/", reporting_page(DEVICE_WIDTH, &format!("<p>電話</p>{gate}")))]).await;
-    let desktop_site = Site::start(vec![("/", reporting_page(DEVICE_WIDTH, &format!("<p>desktop</p>{gate}")))]).await;
+    let desktop_site = Site::start(vec![(
+        "/",
+        reporting_page(DEVICE_WIDTH, &format!("<p>desktop</p>{gate}")),
+    )])
+    .await;
     let worker = WorkerProcess::start(
         &app,
         &[phone_site.addr, desktop_site.addr, gate_site.addr],
@@ -170,17 +177,30 @@ async fn a_phone_in_tokyo_and_a_desktop_side_by_side_each_see_their_own(pool: Pg
     // What the servers received: the user agent and the language, with
     // client hints that agree.
     let phone_request = &phone_site.requests("/")[0];
-    assert_eq!(phone_request.user_agent.as_deref(), seen(&phone_site)["userAgent"].as_str());
+    assert_eq!(
+        phone_request.user_agent.as_deref(),
+        seen(&phone_site)["userAgent"].as_str()
+    );
     assert_eq!(phone_request.accept_language.as_deref(), Some("ja-JP,ja;q=0.9"));
     assert_eq!(phone_request.ch_ua_mobile.as_deref(), Some("?1"));
     assert_eq!(phone_request.ch_ua_platform.as_deref(), Some("\"Android\""));
     let desktop_request = &desktop_site.requests("/")[0];
-    assert_eq!(desktop_request.user_agent.as_deref(), seen(&desktop_site)["userAgent"].as_str());
+    assert_eq!(
+        desktop_request.user_agent.as_deref(),
+        seen(&desktop_site)["userAgent"].as_str()
+    );
     assert_eq!(desktop_request.accept_language.as_deref(), Some("en-US,en;q=0.9"));
     assert_eq!(desktop_request.ch_ua_mobile.as_deref(), Some("?0"));
     assert_eq!(desktop_request.ch_ua_platform.as_deref(), Some("\"Linux\""));
-    for request in phone_site.requests("/gate").iter().chain(&desktop_site.requests("/gate")) {
-        assert!(!request.user_agent.as_deref().unwrap().contains("Headless"), "{request:?}");
+    for request in phone_site
+        .requests("/gate")
+        .iter()
+        .chain(&desktop_site.requests("/gate"))
+    {
+        assert!(
+            !request.user_agent.as_deref().unwrap().contains("Headless"),
+            "{request:?}"
+        );
     }
 
     // The manifest says what was applied.
@@ -195,13 +215,24 @@ async fn a_phone_in_tokyo_and_a_desktop_side_by_side_each_see_their_own(pool: Pg
                "userAgent": seen(&desktop_site)["userAgent"]})
     );
     assert_eq!(phone_manifest.0["viewport"]["mobile"], true);
-    assert_eq!((phone_manifest.0["page"]["layoutWidth"].as_u64(), phone_manifest.0["page"]["scale"].as_f64()), (Some(390), Some(1.0)));
+    assert_eq!(
+        (
+            phone_manifest.0["page"]["layoutWidth"].as_u64(),
+            phone_manifest.0["page"]["scale"].as_f64()
+        ),
+        (Some(390), Some(1.0))
+    );
 
     // The client hints are the ones this Chromium itself sends (a plain
     // headless Chromium on the same page: a loopback page is a secure
     // context, where `userAgentData` lives).
     let mut plain = Browser::open(&desktop_site.url("/")).await;
-    let plain_brands = plain.until("navigator.userAgentData && navigator.userAgentData.brands", std::time::Duration::from_secs(10)).await;
+    let plain_brands = plain
+        .until(
+            "navigator.userAgentData && navigator.userAgentData.brands",
+            std::time::Duration::from_secs(10),
+        )
+        .await;
     assert_eq!(seen(&desktop_site)["brands"], plain_brands);
     assert_eq!(seen(&phone_site)["brands"], plain_brands);
 }
@@ -231,12 +262,19 @@ async fn a_phone_honours_the_pages_meta_viewport(pool: PgPool) {
     assert_eq!(scaled.0["page"]["layoutWidth"], 980, "{}", scaled.0["page"]);
     let scale = scaled.0["page"]["scale"].as_f64().unwrap();
     assert!((scale - 390.0 / 980.0).abs() < 0.01, "{}", scaled.0["page"]);
-    let (width, _) = crate::helpers::manifest::png_size(&app.object(&format!("page-imports/{a}/1/screenshot.png")).await);
+    let (width, _) =
+        crate::helpers::manifest::png_size(&app.object(&format!("page-imports/{a}/1/screenshot.png")).await);
     assert_eq!(width, 1170, "the phone's screen, the whole 980 px page across it");
     assert_eq!(scaled.0["screenshot"]["pixelWidth"], 1170);
 
     let fitted = app.manifest(&b, 1).await;
-    assert_eq!((fitted.0["page"]["layoutWidth"].as_u64(), fitted.0["page"]["scale"].as_f64()), (Some(390), Some(1.0)));
+    assert_eq!(
+        (
+            fitted.0["page"]["layoutWidth"].as_u64(),
+            fitted.0["page"]["scale"].as_f64()
+        ),
+        (Some(390), Some(1.0))
+    );
     assert_eq!(fitted.0["screenshot"]["pixelWidth"], 1170);
 }
 
@@ -265,7 +303,9 @@ async fn a_server_that_picks_its_page_by_user_agent_sends_a_phone_the_phone_page
 }
 
 /// A cross-site frame renders in a process of its own, attached through
-/// its own session: it sees the page's device, language, clock and scheme.
+/// its own session: it sees the page's device (user agent, hints, touch,
+/// pointer), language, clock and scheme. (Not its `devicePixelRatio`:
+/// Chromium takes no device metrics on a frame, docs/worker.md.)
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_cross_site_frame_sees_the_same_reader_as_its_page(pool: PgPool) {
     let _browser = BROWSER.lock().await;
@@ -288,7 +328,11 @@ async fn a_cross_site_frame_sees_the_same_reader_as_its_page(pool: PgPool) {
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
     let manifest = app.manifest(&id, 1).await;
-    assert_eq!(manifest.0["dom"]["documents"].as_array().unwrap().len(), 2, "the frame is its own document");
+    assert_eq!(
+        manifest.0["dom"]["documents"].as_array().unwrap().len(),
+        2,
+        "the frame is its own document"
+    );
     let major = major_of(&manifest);
     let page = seen(&page_site);
     let frame = seen(&frame_site);
@@ -310,10 +354,22 @@ async fn text_in_the_major_scripts_is_drawn_in_fonts_of_its_script(pool: PgPool)
     let tenant = app.tenant().await;
     let samples = [
         ("ja", "日本語のテキスト", &["Noto Sans CJK"][..]),
-        ("ar", "نص عربي", &["DejaVu Sans", "Noto Sans Arabic", "Noto Naskh Arabic"][..]),
+        (
+            "ar",
+            "نص عربي",
+            &["DejaVu Sans", "Noto Sans Arabic", "Noto Naskh Arabic"][..],
+        ),
         ("he", "טקסט בעברית", &["DejaVu Sans", "Noto Sans Hebrew"][..]),
-        ("th", "ข้อความภาษาไทย", &["Noto Sans Thai", "Noto Serif Thai", "Noto Looped Thai"][..]),
-        ("hi", "हिन्दी पाठ", &["Noto Sans Devanagari", "Noto Serif Devanagari"][..]),
+        (
+            "th",
+            "ข้อความภาษาไทย",
+            &["Noto Sans Thai", "Noto Serif Thai", "Noto Looped Thai"][..],
+        ),
+        (
+            "hi",
+            "हिन्दी पाठ",
+            &["Noto Sans Devanagari", "Noto Serif Devanagari"][..],
+        ),
     ];
     let body: String = samples
         .iter()

@@ -33,13 +33,20 @@ fn assert_tokyo_phone(value: &Value) {
 async fn the_readers_settings_are_stored_canonical_and_shown_everywhere(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let tenant = app.tenant().await;
-    let response = app.post_json("/page-imports", &tenant.token, &tokyo_phone(&tenant)).await;
+    let response = app
+        .post_json("/page-imports", &tenant.token, &tokyo_phone(&tenant))
+        .await;
     assert_eq!(response.status(), 202);
     let created: Value = response.json().await.unwrap();
     assert_tokyo_phone(&created);
     let id = created["id"].as_str().unwrap();
 
-    let read: Value = app.get(&format!("/page-imports/{id}"), &tenant.token).await.json().await.unwrap();
+    let read: Value = app
+        .get(&format!("/page-imports/{id}"), &tenant.token)
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_tokyo_phone(&read);
     let listed: Value = app
         .get(
@@ -74,7 +81,13 @@ async fn absent_settings_are_the_defaults_on_the_resource_and_the_message(pool: 
             v["consent"].clone(),
         )
     };
-    let want = (json!(false), json!("light"), json!("en-US"), json!("UTC"), json!("decline"));
+    let want = (
+        json!(false),
+        json!("light"),
+        json!("en-US"),
+        json!("UTC"),
+        json!("decline"),
+    );
     assert_eq!(defaults(&created), want);
     assert_eq!(defaults(&app.receive(&app.page_import_queue_url, 1).await[0]), want);
 }
@@ -184,7 +197,9 @@ async fn a_retry_and_a_redispatch_capture_with_the_same_settings(pool: PgPool) {
         attempt: 2,
     };
     assert_eq!(
-        app.callback(&app.failed_body(&second, "The page answered HTTP 404")).await.status(),
+        app.callback(&app.failed_body(&second, "The page answered HTTP 404"))
+            .await
+            .status(),
         200
     );
     let retried = app

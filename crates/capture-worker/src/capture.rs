@@ -14,8 +14,8 @@ use crate::browser::Browser;
 use crate::details::Answers;
 use crate::dom;
 use crate::egress::{BlockedRequests, EgressPolicy, EgressProxy, EgressReport, Refusal, Refused};
-use crate::failure::{Cause, Failure};
 use crate::emulation::Emulation;
+use crate::failure::{Cause, Failure};
 use crate::page::{AssetBody, Extent, Navigation, Page, PartSnapshot};
 
 #[derive(Debug, Clone)]

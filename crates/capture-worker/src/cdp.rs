@@ -250,7 +250,12 @@ impl Connection {
     }
 
     /// Sends a typed [`Command`] and reads its answer as its `Reply`.
-    pub async fn send<C: Command>(&self, session: Option<&str>, command: &C, timeout: Duration) -> Result<C::Reply, CdpError> {
+    pub async fn send<C: Command>(
+        &self,
+        session: Option<&str>,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<C::Reply, CdpError> {
         let params = serde_json::to_value(command).map_err(|e| CdpError::Protocol {
             method: C::METHOD.to_owned(),
             message: format!("its parameters do not serialize: {e}"),

@@ -317,7 +317,10 @@ impl Page {
             return None;
         }
         let [x, y, width, height] = element.layout_box;
-        self.capture_png(x, y, width, height, 1.0, false).await.ok()?.and_then(keep)
+        self.capture_png(x, y, width, height, 1.0, false)
+            .await
+            .ok()?
+            .and_then(keep)
     }
 }
 

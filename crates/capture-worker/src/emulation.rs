@@ -85,7 +85,13 @@ impl Emulation {
     }
 
     /// Sets every override on `session`, all at once.
-    pub async fn apply(&self, cdp: &Connection, session: &str, target: Target, timeout: Duration) -> Result<(), CdpError> {
+    pub async fn apply(
+        &self,
+        cdp: &Connection,
+        session: &str,
+        target: Target,
+        timeout: Duration,
+    ) -> Result<(), CdpError> {
         let metrics = async {
             match target {
                 Target::Page => send(cdp, session, self.device_metrics(), timeout).await,
@@ -121,7 +127,14 @@ impl Emulation {
             touch,
             send(cdp, session, user_agent, timeout),
             send(cdp, session, SetLocaleOverride { locale: &self.locale }, timeout),
-            send(cdp, session, SetTimezoneOverride { timezone_id: &self.time_zone }, timeout),
+            send(
+                cdp,
+                session,
+                SetTimezoneOverride {
+                    timezone_id: &self.time_zone
+                },
+                timeout
+            ),
             send(cdp, session, media, timeout),
         )?;
         Ok(())
@@ -153,7 +166,12 @@ impl Emulation {
 }
 
 /// Sends one override; its answer is empty.
-async fn send<C: Command<Reply = Done>>(cdp: &Connection, session: &str, command: C, timeout: Duration) -> Result<(), CdpError> {
+async fn send<C: Command<Reply = Done>>(
+    cdp: &Connection,
+    session: &str,
+    command: C,
+    timeout: Duration,
+) -> Result<(), CdpError> {
     cdp.send(Some(session), &command, timeout).await.map(|Done {}| ())
 }
 
@@ -428,10 +446,16 @@ mod tests {
         .unwrap();
         assert_eq!(ua["acceptLanguage"], "ja-JP,ja");
         assert_eq!(ua["platform"], "Linux armv8l");
-        assert_eq!(ua["userAgentMetadata"]["fullVersionList"][1]["version"], "156.0.8078.114");
+        assert_eq!(
+            ua["userAgentMetadata"]["fullVersionList"][1]["version"],
+            "156.0.8078.114"
+        );
         assert_eq!(ua["userAgentMetadata"]["platformVersion"], "10.0.0");
         assert_eq!(
-            serde_json::to_value(SetTimezoneOverride { timezone_id: "Asia/Tokyo" }).unwrap(),
+            serde_json::to_value(SetTimezoneOverride {
+                timezone_id: "Asia/Tokyo"
+            })
+            .unwrap(),
             serde_json::json!({"timezoneId": "Asia/Tokyo"})
         );
         assert_eq!(SetEmulatedMedia::METHOD, "Emulation.setEmulatedMedia");

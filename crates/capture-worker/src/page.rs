@@ -563,7 +563,15 @@ impl Page {
     /// right with it. `optimizeForSpeed`: the same pixels, losslessly, with
     /// Chromium's fast zlib settings (bench W: the encoding is most of a
     /// tall page's screenshot).
-    fn screenshot_params(&self, x: f64, y: f64, width: f64, height: f64, scale: f64, optimize_for_speed: bool) -> Value {
+    fn screenshot_params(
+        &self,
+        x: f64,
+        y: f64,
+        width: f64,
+        height: f64,
+        scale: f64,
+        optimize_for_speed: bool,
+    ) -> Value {
         let v = self.emulation.viewport();
         let beyond_viewport = !(x + width <= f64::from(v.width) && y + height <= f64::from(v.height));
         json!({
@@ -863,7 +871,10 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                     if frame {
                         // The frame sees the page's reader (SPEC §14) from
                         // its first byte: it is still paused here.
-                        if let Err(e) = emulation.apply(&cdp, &child, emulation::Target::Frame, COMMAND_TIMEOUT).await {
+                        if let Err(e) = emulation
+                            .apply(&cdp, &child, emulation::Target::Frame, COMMAND_TIMEOUT)
+                            .await
+                        {
                             tracing::warn!(error = %e, "a frame's emulation was refused (the frame may be gone)");
                         }
                         let _ = auto_attach(&cdp, &child).await;

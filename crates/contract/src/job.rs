@@ -54,7 +54,9 @@ fn default_time_zone() -> Cow<'static, str> {
 }
 
 /// `prefers-color-scheme` of the capture (SPEC §14).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
 #[cfg_attr(feature = "sqlx", sqlx(type_name = "color_scheme", rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
@@ -79,7 +81,9 @@ impl ColorScheme {
 
 /// What the capture does about a consent banner (SPEC §14): decline it as
 /// a reader would, or keep it in the capture.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
 #[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
 #[cfg_attr(feature = "sqlx", sqlx(type_name = "consent_mode", rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
