@@ -408,11 +408,25 @@ mod tests {
             m.css_content_size.unwrap_or(m.content_size).height
         };
         let size = |height| json!({"x": 0, "y": 0, "width": 800, "height": height});
+        let visual = json!({"offsetX": 0, "offsetY": 0, "pageX": 0, "pageY": 0, "clientWidth": 980.0,
+                            "clientHeight": 2122.0, "scale": 0.398, "zoom": 1});
         assert_eq!(
-            metrics(json!({"cssContentSize": size(900.5), "contentSize": size(1801.0)})),
+            metrics(json!({"cssContentSize": size(900.5), "contentSize": size(1801.0), "cssVisualViewport": visual})),
             900.5
         );
-        assert_eq!(metrics(json!({"contentSize": size(1801.0)})), 1801.0);
+        assert_eq!(
+            metrics(json!({"contentSize": size(1801.0), "cssVisualViewport": visual})),
+            1801.0
+        );
+        let m = LayoutMetrics::deserialize(json!({"contentSize": size(1.0), "cssVisualViewport": visual})).unwrap();
+        assert_eq!(
+            (m.css_visual_viewport.client_width, m.css_visual_viewport.scale),
+            (980.0, 0.398)
+        );
+        assert!(
+            LayoutMetrics::deserialize(json!({"contentSize": size(1.0)})).is_err(),
+            "Chromium always sends the visual viewport"
+        );
         assert!(LayoutMetrics::deserialize(json!({"cssContentSize": size(1.0)})).is_err());
 
         let described = |answer: Value| Described::deserialize(answer).unwrap().node.shadow_roots.len();
