@@ -6,6 +6,7 @@ pub mod coalesce;
 pub mod code2des;
 pub mod erasure;
 pub mod idempotency;
+pub mod label;
 pub mod outbox;
 pub mod page_import;
 pub mod pool;

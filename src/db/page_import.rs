@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
+use crate::db::label::Label;
 use crate::domain::cursor::KeysetPosition;
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
 use crate::domain::reader::{ColorScheme, Consent, ReaderSettings};
@@ -56,8 +57,8 @@ macro_rules! query_page_import {
             $head
                 + r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
                       pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
-                      pi.ready_selector, pi.color_scheme as "color_scheme: ColorScheme", pi.locale,
-                      pi.time_zone, pi.consent as "consent: Consent", pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
+                      pi.ready_selector, pi.color_scheme as "color_scheme: Label<ColorScheme>", pi.locale,
+                      pi.time_zone, pi.consent as "consent: Label<Consent>", pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
                       pi.screenshot_url, pi.error_message,
                       (select a.dispatched_at from page_import_attempt a
                        where a.page_import_id = pi.id and a.attempt = pi.attempt) as dispatched_at,
@@ -83,10 +84,10 @@ macro_rules! page_import_from {
             device_scale_factor: $r.device_scale_factor,
             viewport_mobile: $r.viewport_mobile,
             ready_selector: $r.ready_selector,
-            color_scheme: $r.color_scheme,
+            color_scheme: $r.color_scheme.0,
             locale: $r.locale,
             time_zone: $r.time_zone,
-            consent: $r.consent,
+            consent: $r.consent.0,
             status: $r.status,
             attempt: $r.attempt,
             result_url: $r.result_url,
@@ -406,10 +407,10 @@ pub struct CaptureSource {
     pub device_scale_factor: f32,
     pub viewport_mobile: bool,
     pub ready_selector: Option<String>,
-    pub color_scheme: ColorScheme,
+    pub color_scheme: Label<ColorScheme>,
     pub locale: String,
     pub time_zone: String,
-    pub consent: Consent,
+    pub consent: Label<Consent>,
     /// The `traceparent` of the import's first attempt: the trace that
     /// created it, which a re-dispatched attempt links to (SPEC §9).
     pub created_traceparent: Option<String>,
@@ -427,10 +428,10 @@ impl CaptureSource {
                 mobile: self.viewport_mobile,
             },
             ready_selector: self.ready_selector.as_deref(),
-            color_scheme: self.color_scheme,
+            color_scheme: self.color_scheme.0,
             locale: &self.locale,
             time_zone: &self.time_zone,
-            consent: self.consent,
+            consent: self.consent.0,
         }
     }
 }
@@ -475,7 +476,7 @@ pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<O
         CaptureSource,
         r#"
         select source_url, viewport_width, viewport_height, device_scale_factor, viewport_mobile, ready_selector,
-               color_scheme as "color_scheme: ColorScheme", locale, time_zone, consent as "consent: Consent",
+               color_scheme as "color_scheme: Label<ColorScheme>", locale, time_zone, consent as "consent: Label<Consent>",
                (select traceparent from page_import_attempt a where a.page_import_id = p.id and a.attempt = 1)
                    as created_traceparent
         from page_import p where id = $1

@@ -11,6 +11,7 @@ use sqlx::PgPool;
 use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::chromium::Browser;
 use crate::helpers::manifest::{attribute, Manifest};
+use crate::helpers::pixels::{mismatch, mismatch_at, plain_viewport_screenshot};
 use crate::helpers::{Tenant, TestApp};
 
 /// A page whose every region is told apart by colour, laid out from its
@@ -30,80 +31,6 @@ fn page(dir: &str, body_height: &str) -> String {
         <main><div class="card">البطاقة الأولى</div><div class="table">الجدول</div></main>
         </body></html>"#
     )
-}
-
-/// PNG bytes as RGBA rows.
-fn rgba(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    let pixels = match info.color_type {
-        png::ColorType::Rgba => buf,
-        png::ColorType::Rgb => buf.chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
-        other => panic!("unexpected PNG colour type {other:?}"),
-    };
-    (info.width, info.height, pixels)
-}
-
-/// The share of `reference`'s pixels that the top-left of `shot` shows
-/// otherwise (any channel off by more than anti-aliasing's few levels).
-fn mismatch(shot: &[u8], reference: &[u8]) -> f64 {
-    mismatch_at(shot, reference, (0, 0))
-}
-
-/// The share of `reference`'s pixels that `shot` shows otherwise in the
-/// box of `reference`'s size at `(left, top)`.
-fn mismatch_at(shot: &[u8], reference: &[u8], (left, top): (u32, u32)) -> f64 {
-    let (sw, sh, s) = rgba(shot);
-    let (rw, rh, r) = rgba(reference);
-    assert!(
-        sw >= left + rw && sh >= top + rh,
-        "the screenshot {sw}x{sh} holds {rw}x{rh} at ({left}, {top})"
-    );
-    let mut off = 0u64;
-    for y in 0..rh {
-        for x in 0..rw {
-            let a = (((top + y) * sw + left + x) * 4) as usize;
-            let b = ((y * rw + x) * 4) as usize;
-            if (0..3).any(|c| s[a + c].abs_diff(r[b + c]) > 24) {
-                off += 1;
-            }
-        }
-    }
-    off as f64 / f64::from(rw * rh)
-}
-
-/// What a plain `Page.captureScreenshot` of the viewport shows of `url`:
-/// no clip, no `captureBeyondViewport`, in a browser of its own.
-async fn plain_viewport_screenshot(url: &str, width: i32, height: i32, scale: f64) -> Vec<u8> {
-    let mut browser = Browser::open("about:blank").await;
-    browser
-        .call(
-            "Emulation.setDeviceMetricsOverride",
-            json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false}),
-        )
-        .await;
-    // As the worker's browser (`--hide-scrollbars`): a scrollbar is no part
-    // of the page.
-    browser
-        .call("Emulation.setScrollbarsHidden", json!({"hidden": true}))
-        .await;
-    browser.call("Page.navigate", json!({"url": url})).await;
-    browser
-        .until(
-            "document.readyState === 'complete' && document.fonts.status === 'loaded'",
-            Duration::from_secs(20),
-        )
-        .await;
-    browser
-        .eval("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
-        .await;
-    let shot = browser.call("Page.captureScreenshot", json!({"format": "png"})).await;
-    base64::engine::general_purpose::STANDARD
-        .decode(shot["data"].as_str().unwrap())
-        .unwrap()
 }
 
 /// Imports `url` at 800x600 and `scale`, waits for it, and returns its id.

@@ -55,6 +55,30 @@ async fn page_import_columns_match_spec(pool: PgPool) {
         ("created_by", "character varying", Some(50), "NO", None),
         ("updated_by", "character varying", Some(50), "NO", None),
         ("deleted_by", "character varying", Some(50), "YES", None),
+        // SPEC §6/§14: the reader's settings, stored with the import.
+        ("viewport_mobile", "boolean", None, "NO", Some("false")),
+        (
+            "color_scheme",
+            "USER-DEFINED",
+            None,
+            "NO",
+            Some("'light'::color_scheme"),
+        ),
+        (
+            "locale",
+            "character varying",
+            Some(35),
+            "NO",
+            Some("'en-US'::character varying"),
+        ),
+        (
+            "time_zone",
+            "character varying",
+            Some(64),
+            "NO",
+            Some("'UTC'::character varying"),
+        ),
+        ("consent", "USER-DEFINED", None, "NO", Some("'decline'::consent_mode")),
     ];
     let actual: Vec<ColumnRow> = sqlx::query_as(
         "select column_name::text, data_type::text, character_maximum_length::int, is_nullable::text, column_default::text

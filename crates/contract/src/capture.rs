@@ -52,6 +52,8 @@ pub struct CaptureManifest<'a> {
     pub viewport: Viewport,
     /// The reader the page was shown to (SPEC §14), as applied.
     pub emulation: Emulation<'a>,
+    /// What was done about a consent banner (SPEC §14).
+    pub consent: ConsentInfo,
     pub page: PageInfo,
     pub readiness: Readiness<'a>,
     pub screenshot: ScreenshotInfo<'a>,
@@ -84,6 +86,43 @@ pub struct Emulation<'a> {
     pub time_zone: &'a str,
     /// The `User-Agent` every request and `navigator.userAgent` carried.
     pub user_agent: &'a str,
+}
+
+/// The consent banner: the CMP a rule recognized, what became of its
+/// popup, and the time the capture spent on it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ConsentInfo {
+    /// The name of the rule that recognized the CMP (autoconsent's), or
+    /// null when none did.
+    pub cmp: Option<String>,
+    pub outcome: ConsentOutcome,
+    /// Milliseconds from the popup's detection to the outcome; 0 without one.
+    pub ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ConsentOutcome {
+    /// Declined through the CMP's own controls; its banner is gone.
+    Declined,
+    /// Recognized but not declined in time (or not declinable): hidden, its
+    /// scroll lock released.
+    Hidden,
+    /// No consent popup was open.
+    None,
+    /// `consent: "keep"`: nothing was done; a banner is in the capture.
+    Kept,
+}
+
+impl ConsentOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Declined => "declined",
+            Self::Hidden => "hidden",
+            Self::None => "none",
+            Self::Kept => "kept",
+        }
+    }
 }
 
 #[derive(Serialize, JsonSchema)]

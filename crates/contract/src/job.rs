@@ -57,8 +57,6 @@ fn default_time_zone() -> Cow<'static, str> {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
 )]
-#[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
-#[cfg_attr(feature = "sqlx", sqlx(type_name = "color_scheme", rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 pub enum ColorScheme {
     #[default]
@@ -84,8 +82,6 @@ impl ColorScheme {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
 )]
-#[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
-#[cfg_attr(feature = "sqlx", sqlx(type_name = "consent_mode", rename_all = "lowercase"))]
 #[serde(rename_all = "lowercase")]
 pub enum Consent {
     #[default]

@@ -7,6 +7,7 @@ pub mod chromium;
 pub mod dns;
 pub mod locks;
 pub mod manifest;
+pub mod pixels;
 pub mod process;
 pub mod proxy;
 pub mod worker;
