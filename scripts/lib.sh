@@ -40,6 +40,20 @@ ensure_chromium() {
   log "$("$CHROMIUM" --version 2>/dev/null || echo 'chromium: not runnable')"
 }
 
+# The consent-management libraries the consent tests serve (pinned in
+# tests/fixtures/cmp/package-lock.json), from the npm registry; install
+# scripts are not run. The worker's own rule set is vendored, not fetched
+# (scripts/update-autoconsent).
+ensure_cmp_fixtures() {
+  local dir="$ROOT/tests/fixtures/cmp"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || ! cmp -s "$dir/package-lock.json" "$dir/.installed-lock"; then
+    command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; }
+    log "installing the consent tests' CMP libraries from the npm registry"
+    (cd "$dir" && npm ci --silent --no-audit --no-fund --ignore-scripts)
+    cp "$dir/package-lock.json" "$dir/.installed-lock"
+  fi
+}
+
 # Prometheus and promtool from Debian: the alert rules' unit tests
 # (promtool test rules) and tests/api/alerts.rs, which runs a real server.
 ensure_prometheus() {

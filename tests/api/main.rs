@@ -10,6 +10,7 @@ mod browser;
 mod capture;
 mod coalesce;
 mod code2des;
+mod consent;
 mod cors;
 mod create;
 mod dev_stack;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 
 use bytes::Bytes;
-use page_import_contract::capture::{BlockedRequest, Dialog, FontFace, Timings};
+use page_import_contract::capture::{BlockedRequest, ConsentInfo, Dialog, FontFace, Timings};
 use page_import_contract::job::CaptureJob;
 
 use crate::browser::Browser;
@@ -36,6 +36,8 @@ pub struct Captured {
     pub extent: Extent,
     /// The reader the page was shown to.
     pub emulation: Emulation,
+    /// What became of a consent banner.
+    pub consent: ConsentInfo,
     pub popups_closed: u32,
     pub ready_matched: Option<bool>,
     pub screenshot_png: Bytes,
@@ -76,7 +78,8 @@ pub async fn capture(
         tracing::error!(error = %e, "no user agent can be built for this browser");
         Failure::from(Cause::CaptureError)
     })?;
-    let page = Page::open(browser, &proxy.url(), Arc::new(emulation))
+    let keep_banner = job.consent == page_import_contract::job::Consent::Keep;
+    let page = Page::open(browser, &proxy.url(), Arc::new(emulation), keep_banner)
         .instrument(step("open"))
         .await?;
     let result = run(&page, &proxy, job, settings, started).await;
@@ -129,6 +132,9 @@ async fn run(
     timings.ready_ms = since_start();
 
     page.settle().instrument(step("settle")).await?;
+    // The banner is declined (or hidden) before the scroll pass and again,
+    // for a late one, before the page is frozen (SPEC §14).
+    page.consent().instrument(step("consent")).await;
     if proxy.over_budget() {
         return Err(page_too_large(settings).into());
     }
@@ -137,6 +143,8 @@ async fn run(
     page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
     timings.reveal_ms = since_start();
 
+    let consent = page.consent().instrument(step("consent")).await;
+    crate::metrics::consent(&consent);
     page.quiet_and_freeze().instrument(step("quiet")).await?;
     timings.quiet_ms = since_start();
 
@@ -192,6 +200,7 @@ async fn run(
         title: about.title,
         extent: screenshot.extent,
         emulation: page.emulation().clone(),
+        consent,
         popups_closed: page.popups(),
         ready_matched,
         screenshot_png: screenshot.png,

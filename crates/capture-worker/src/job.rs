@@ -280,6 +280,7 @@ impl Worker {
             },
             viewport: job.viewport,
             emulation: captured.emulation.applied(),
+            consent: captured.consent.clone(),
             page: PageInfo {
                 layout_width: captured.extent.layout_width,
                 scale: captured.extent.scale,

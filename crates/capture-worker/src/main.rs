@@ -8,6 +8,7 @@ mod callback;
 mod capture;
 mod cdp;
 mod config;
+mod consent;
 mod details;
 mod dom;
 mod egress;
@@ -132,7 +133,11 @@ async fn run(config: Config) -> anyhow::Result<()> {
         tracing::info!("shutdown requested");
         stop.cancel();
     });
-    tracing::info!(concurrency = config.concurrency, "capture worker started");
+    tracing::info!(
+        concurrency = config.concurrency,
+        autoconsent = consent::AUTOCONSENT_VERSION.trim(),
+        "capture worker started"
+    );
     let running = queue::run(queue, worker.clone(), config.concurrency, shutdown.clone());
     tokio::pin!(running);
     tokio::select! {

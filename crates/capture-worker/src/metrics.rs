@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+use page_import_contract::capture::{ConsentInfo, ConsentOutcome};
+
 use crate::failure::Cause;
 
 const CAPTURES: &str = "worker_captures_total";
@@ -17,6 +19,9 @@ const BROWSER_CRASHES: &str = "worker_browser_crashes_total";
 const BROWSER_RELAUNCHES: &str = "worker_browser_relaunches_total";
 const BROWSER_RESTARTS: &str = "worker_browser_restarts_total";
 const DROPPED: &str = "worker_capture_data_dropped_total";
+/// Consent banners by outcome and CMP (SPEC §14): `cmp` is the name of the
+/// rule that recognized it, `none` without one.
+const CONSENT: &str = "worker_consent_outcomes_total";
 /// What a capture may leave out when Chromium does not answer for it
 /// ([`dropped`]).
 const DROPPABLE: [&str; 2] = ["asset_body", "platform_fonts"];
@@ -48,10 +53,24 @@ pub fn install(browser_max_captures: u32) -> anyhow::Result<PrometheusHandle> {
     for what in DROPPABLE {
         metrics::counter!(DROPPED, "what" => what).increment(0);
     }
+    for outcome in [
+        ConsentOutcome::Declined,
+        ConsentOutcome::Hidden,
+        ConsentOutcome::None,
+        ConsentOutcome::Kept,
+    ] {
+        metrics::counter!(CONSENT, "outcome" => outcome.as_str(), "cmp" => "none").increment(0);
+    }
     let _ = metrics::histogram!(CAPTURE_SECONDS);
     let _ = metrics::histogram!(MANIFEST_BYTES);
     metrics::gauge!("worker_browser_max_captures").set(f64::from(browser_max_captures));
     Ok(handle)
+}
+
+/// A capture's consent outcome (counted once per capture, when decided).
+pub fn consent(consent: &ConsentInfo) {
+    let cmp = consent.cmp.clone().unwrap_or_else(|| "none".to_owned());
+    metrics::counter!(CONSENT, "outcome" => consent.outcome.as_str(), "cmp" => cmp).increment(1);
 }
 
 pub fn capture_completed() {

@@ -17,12 +17,13 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
-use page_import_contract::capture::{AssetKind, Dialog, FontFace};
+use page_import_contract::capture::{AssetKind, ConsentInfo, ConsentOutcome, Dialog, FontFace};
 use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Connection, Reply};
+use crate::consent::Consent;
 use crate::dom::Owner;
 use crate::emulation::{self, Emulation};
 use crate::failure::{Cause, Failure};
@@ -120,22 +121,36 @@ pub struct Page {
     /// The job's device, language, clock and colour scheme, set on the
     /// page by [`Page::prepare`] and on each frame as it is attached.
     emulation: Arc<Emulation>,
+    /// Consent handling (SPEC §14), unless the job keeps the banner.
+    consent: Option<Consent>,
 }
 
 impl Page {
     /// A blank tab in a new browser context whose traffic goes through
-    /// `proxy_url`, to be shown as `emulation` says.
-    pub async fn open(browser: &Browser, proxy_url: &str, emulation: Arc<Emulation>) -> Result<Self, Failure> {
+    /// `proxy_url`, to be shown as `emulation` says, a consent banner
+    /// declined unless `keep_banner`.
+    pub async fn open(
+        browser: &Browser,
+        proxy_url: &str,
+        emulation: Arc<Emulation>,
+        keep_banner: bool,
+    ) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
         let (context_id, session) = cdp.open_page(proxy_url, COMMAND_TIMEOUT).await?;
         let state = Arc::new(Mutex::new(PageState::default()));
-        watch(&cdp, &session, true, &state, &emulation);
+        let consent = (!keep_banner).then(Consent::default);
+        let setup = Setup {
+            emulation: emulation.clone(),
+            consent: consent.clone(),
+        };
+        watch(&cdp, &session, true, &state, &setup);
         Ok(Self {
             cdp,
             context_id,
             session,
             state,
             emulation,
+            consent,
         })
     }
 
@@ -154,8 +169,25 @@ impl Page {
                 tracing::error!(error = %e, "the browser refused the reader's emulation");
                 Failure::from(Cause::CaptureError)
             })?;
+        if self.consent.is_some() {
+            Consent::install(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
+        }
         auto_attach(&self.cdp, &self.session).await?;
         Ok(())
+    }
+
+    /// The consent banner dealt with (SPEC §14): waits for an opt-out under
+    /// way, within its budget, then says what became of the banner. Asked
+    /// again later, it decides again (a banner may come late).
+    pub async fn consent(&self) -> ConsentInfo {
+        match &self.consent {
+            Some(consent) => consent.settle(&self.cdp, COMMAND_TIMEOUT).await,
+            None => ConsentInfo {
+                cmp: None,
+                outcome: ConsentOutcome::Kept,
+                ms: 0,
+            },
+        }
     }
 
     /// Navigates and waits for the load event, all within `timeout`.
@@ -824,13 +856,20 @@ impl Page {
     }
 }
 
+/// What every target of the page is set up with.
+#[derive(Clone)]
+struct Setup {
+    emulation: Arc<Emulation>,
+    consent: Option<Consent>,
+}
+
 /// Feeds `session`'s events into `state` and sets up every target attached
 /// below it: a cross-site frame gets its network events and the same
 /// auto-attach (so its own frames are found), then runs; a worker gets its
 /// network events, then runs.
-fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>, emulation: &Arc<Emulation>) {
+fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>, setup: &Setup) {
     let mut events = cdp.subscribe(session);
-    let (cdp, session, state, emulation) = (cdp.clone(), session.to_owned(), state.clone(), emulation.clone());
+    let (cdp, session, state, setup) = (cdp.clone(), session.to_owned(), state.clone(), setup.clone());
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             // Read once: what the worker acts on here, then the bookkeeping.
@@ -848,10 +887,10 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                 // whole command timeout (10 s). Both are asked at once.
                 let enable_while_running = kind == "service_worker";
                 if watched {
-                    watch(&cdp, &child, false, &state, &emulation);
+                    watch(&cdp, &child, false, &state, &setup);
                 }
                 let cdp = cdp.clone();
-                let emulation = emulation.clone();
+                let setup = setup.clone();
                 tokio::spawn(async move {
                     let run = || {
                         cdp.call(
@@ -871,16 +910,27 @@ fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageStat
                     if frame {
                         // The frame sees the page's reader (SPEC §14) from
                         // its first byte: it is still paused here.
-                        if let Err(e) = emulation
+                        if let Err(e) = setup
+                            .emulation
                             .apply(&cdp, &child, emulation::Target::Frame, COMMAND_TIMEOUT)
                             .await
                         {
                             tracing::warn!(error = %e, "a frame's emulation was refused (the frame may be gone)");
                         }
+                        // A CMP in a cross-site frame is declined there.
+                        if setup.consent.is_some() {
+                            if let Err(e) = Consent::install(&cdp, &child, COMMAND_TIMEOUT).await {
+                                tracing::warn!(error = %e, "a frame's consent world was refused (the frame may be gone)");
+                            }
+                        }
                         let _ = auto_attach(&cdp, &child).await;
                     }
                     let _ = run().await;
                 });
+            } else if let (PageEvent::BindingCalled(called), Some(consent)) = (&typed, &setup.consent) {
+                consent.binding_called(&cdp, &session, called, COMMAND_TIMEOUT);
+            } else if let (PageEvent::ExecutionContextCreated(created), Some(consent)) = (&typed, &setup.consent) {
+                consent.context_created(&session, created);
             } else if let PageEvent::DetachedFromTarget(detached) = &typed {
                 cdp.forget_session(&detached.session_id);
             } else if let PageEvent::DialogOpening(_) = &typed {

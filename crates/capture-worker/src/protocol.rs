@@ -43,6 +43,8 @@ pub enum PageEvent {
     WindowOpen,
     LoadEventFired,
     TargetCrashed,
+    BindingCalled(BindingCalled),
+    ExecutionContextCreated(ExecutionContextCreated),
 }
 
 impl PageEvent {
@@ -74,9 +76,42 @@ impl PageEvent {
             "Page.windowOpen" => Self::WindowOpen,
             "Page.loadEventFired" => Self::LoadEventFired,
             "Inspector.targetCrashed" => Self::TargetCrashed,
+            "Runtime.bindingCalled" => Self::BindingCalled(typed(p)?),
+            "Runtime.executionContextCreated" => Self::ExecutionContextCreated(typed(p)?),
             _ => return Ok(None),
         }))
     }
+}
+
+/// `Runtime.bindingCalled`: a world of the worker's called its binding.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingCalled {
+    pub name: String,
+    pub payload: String,
+    pub execution_context_id: i64,
+}
+
+/// `Runtime.executionContextCreated`.
+#[derive(Debug, Deserialize)]
+pub struct ExecutionContextCreated {
+    pub context: ExecutionContext,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionContext {
+    pub id: i64,
+    /// The world's name: empty for a frame's main world.
+    pub name: String,
+    pub aux_data: Option<ContextAuxData>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextAuxData {
+    pub frame_id: Option<String>,
+    pub is_default: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

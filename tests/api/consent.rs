@@ -1,0 +1,364 @@
+//! Consent banners (SPEC §14), with the real worker and Chromium, on pages
+//! built with real consent-management libraries from the npm registry
+//! (pinned in tests/fixtures/cmp, installed by scripts/lib.sh): declined as
+//! a reader declines them, so the first viewport is what a plain Chromium
+//! shows after a click on the library's own decline button, and the
+//! consent-gated tracker is never fetched; kept with `consent: "keep"`;
+//! pages without a CMP left alone; a CMP that cannot be declined hidden.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::manifest::Manifest;
+use crate::helpers::pixels::{mismatch, plain_viewport_screenshot_after};
+use crate::helpers::{repo_path, Tenant, TestApp};
+
+const WIDTH: i32 = 800;
+const HEIGHT: i32 = 600;
+
+/// A file of an installed CMP package.
+fn package_file(path: &str) -> Vec<u8> {
+    let full = repo_path(&format!("tests/fixtures/cmp/node_modules/{path}"));
+    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e} (scripts/lib.sh ensure_cmp_fixtures installs it)"))
+}
+
+/// A site's pages, by path.
+type Pages = Vec<(&'static str, Page)>;
+
+/// The page under every banner: coloured blocks a banner or backdrop would
+/// cover, and a tracker that may load only after consent.
+fn article(gated_tracker: &str) -> String {
+    format!(
+        r#"<style>
+          html, body {{ margin: 0; font: 16px sans-serif; }}
+          header {{ height: 80px; background: #1d3557; color: white; padding: 16px; }}
+          .band {{ height: 300px; background: linear-gradient(90deg, #e63946, #457b9d); }}
+          .text {{ padding: 16px; height: 1600px; background: #f1faee; }}
+        </style>
+        <header><h1 style="margin:0">The article</h1></header>
+        <div class="band"></div>
+        <div class="text"><p>What the reader came for.</p></div>
+        {gated_tracker}"#
+    )
+}
+
+fn tracker_page() -> Page {
+    Page::of(
+        "application/javascript",
+        b"document.body.dataset.tracked = 'yes';".to_vec(),
+    )
+}
+
+/// vanilla-cookieconsent 3: a bottom bar, or a centered modal with a
+/// backdrop that locks the page (`disablePageInteraction`).
+fn vanilla_cookieconsent(layout: &str, position: &str, lock: bool, reject_button: bool) -> Pages {
+    // Without a reject button the banner is a wall: accept, or nothing (no
+    // preferences to turn off either).
+    let (reject, preferences) = if reject_button {
+        (
+            r#"acceptNecessaryBtn: "Reject all", showPreferencesBtn: "Manage","#,
+            r#"acceptNecessaryBtn: "Reject all", savePreferencesBtn: "Save","#,
+        )
+    } else {
+        ("", "")
+    };
+    let html = format!(
+        r#"<!doctype html><html><head><meta charset="utf-8">
+        <link rel="stylesheet" href="/cc/cookieconsent.css"></head><body>
+        {}
+        <script src="/cc/cookieconsent.umd.js"></script>
+        <script>
+        CookieConsent.run({{
+          // Every CDP-driven Chromium has navigator.webdriver: without this the
+          // library shows nothing to it (FACTS).
+          hideFromBots: false,
+          disablePageInteraction: {lock},
+          guiOptions: {{ consentModal: {{ layout: "{layout}", position: "{position}" }} }},
+          categories: {{ necessary: {{ enabled: true, readOnly: true }}, analytics: {{}} }},
+          language: {{ default: "en", translations: {{ en: {{
+            consentModal: {{ title: "We use cookies", description: "Some help us measure the site.",
+                            acceptAllBtn: "Accept all", {reject} }},
+            preferencesModal: {{ title: "Preferences", acceptAllBtn: "Accept all", {preferences} sections: [] }}
+          }} }} }}
+        }});
+        </script></body></html>"#,
+        article(r#"<script type="text/plain" data-category="analytics" src="/tracker.js"></script>"#)
+    );
+    vec![
+        ("/", Page::html(&html)),
+        (
+            "/cc/cookieconsent.css",
+            Page::of("text/css", package_file("vanilla-cookieconsent/dist/cookieconsent.css")),
+        ),
+        (
+            "/cc/cookieconsent.umd.js",
+            Page::of(
+                "application/javascript",
+                package_file("vanilla-cookieconsent/dist/cookieconsent.umd.js"),
+            ),
+        ),
+        ("/tracker.js", tracker_page()),
+    ]
+}
+
+/// Klaro: its corner notice (bottom right), with a consent-gated tracker.
+fn klaro() -> Pages {
+    let html = format!(
+        r#"<!doctype html><html><head><meta charset="utf-8">
+        <script>
+        var klaroConfig = {{
+          storageMethod: "cookie", mustConsent: false, acceptAll: true, hideDeclineAll: false,
+          services: [{{ name: "tracker", title: "Tracker", purposes: ["analytics"], default: false }}],
+        }};
+        </script>
+        <script defer src="/klaro/klaro.js"></script></head><body>
+        {}</body></html>"#,
+        article(
+            r#"<script type="text/plain" data-type="application/javascript" data-name="tracker" data-src="/tracker.js"></script>"#
+        )
+    );
+    vec![
+        ("/", Page::html(&html)),
+        (
+            "/klaro/klaro.js",
+            Page::of("application/javascript", package_file("klaro/dist/klaro.js")),
+        ),
+        ("/tracker.js", tracker_page()),
+    ]
+}
+
+/// Osano's classic cookieconsent 3: an opt-in bottom bar whose scripts run
+/// only once allowed.
+fn osano() -> Pages {
+    let html = format!(
+        r#"<!doctype html><html><head><meta charset="utf-8">
+        <link rel="stylesheet" href="/osano/cookieconsent.min.css"></head><body>
+        {}
+        <script src="/osano/cookieconsent.min.js"></script>
+        <script>
+        window.cookieconsent.initialise({{
+          type: "opt-in",
+          content: {{ message: "We use cookies.", allow: "Allow cookies", deny: "Decline" }},
+          onStatusChange: function () {{
+            if (this.hasConsented()) {{ var s = document.createElement("script"); s.src = "/tracker.js"; document.body.appendChild(s); }}
+          }},
+        }});
+        </script></body></html>"#,
+        article("")
+    );
+    vec![
+        ("/", Page::html(&html)),
+        (
+            "/osano/cookieconsent.min.css",
+            Page::of("text/css", package_file("cookieconsent/build/cookieconsent.min.css")),
+        ),
+        (
+            "/osano/cookieconsent.min.js",
+            Page::of(
+                "application/javascript",
+                package_file("cookieconsent/build/cookieconsent.min.js"),
+            ),
+        ),
+        ("/tracker.js", tracker_page()),
+    ]
+}
+
+/// Imports `url` at 800×600, scale 1, with `settings`, and waits for it.
+async fn capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &str, settings: Value) -> Manifest {
+    let mut all = json!({"viewport": {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1}});
+    for (k, v) in settings.as_object().unwrap() {
+        all[k] = v.clone();
+    }
+    let id = app.import_with(tenant, url, all).await;
+    let import = app.finished(tenant, &id, worker).await;
+    assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
+    app.manifest(&id, 1).await
+}
+
+/// The first viewport of the capture's screenshot.
+async fn first_viewport(app: &TestApp, manifest: &Manifest) -> Vec<u8> {
+    let key = manifest.0["screenshot"]["key"].as_str().unwrap();
+    app.object(key).await
+}
+
+/// Whether `node` is laid out and not made invisible (an element with
+/// `display: none` has no layout, so no computed style, in the manifest).
+fn shown(manifest: &Manifest, node: &Value) -> bool {
+    node["style"].is_u64() && manifest.style(node, "display") != "none" && manifest.style(node, "opacity") != "0"
+}
+
+/// A click on the button whose text is `label`, as a reader's.
+fn click(label: &str) -> String {
+    format!(
+        "(() => {{ const b = [...document.querySelectorAll('button, a, [role=button]')]
+              .find(e => e.textContent.trim() === {label:?}); if (!b) return 'no button'; b.click(); return 'clicked'; }})()"
+    )
+}
+
+/// Each library's banner is declined through its own controls: the
+/// capture's first viewport is what Chromium shows a reader who clicked
+/// the library's decline button, the gated tracker was never fetched, and
+/// the manifest says `declined` with the CMP's name.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let cases: Vec<(&str, Pages, &str)> = vec![
+        (
+            "vanilla-cookieconsent, bottom bar",
+            vanilla_cookieconsent("bar", "bottom", false, true),
+            "Reject all",
+        ),
+        (
+            "vanilla-cookieconsent, centered modal with a backdrop and a scroll lock",
+            vanilla_cookieconsent("box", "middle center", true, true),
+            "Reject all",
+        ),
+        ("Klaro, corner notice", klaro(), "I decline"),
+        ("Osano cookieconsent, bottom bar", osano(), "Decline"),
+    ];
+    let sites: Vec<Site> =
+        futures::future::join_all(cases.iter().map(|(_, pages, _)| Site::start(pages.clone()))).await;
+    let worker = WorkerProcess::start(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>(), &[]);
+    for ((name, _, decline), site) in cases.iter().zip(&sites) {
+        let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+        let consent = &manifest.0["consent"];
+        assert_eq!(
+            consent["outcome"],
+            "declined",
+            "{name}: {consent}\n{}",
+            worker.log_text()
+        );
+        assert!(
+            consent["cmp"].as_str().is_some_and(|c| !c.is_empty()),
+            "{name}: {consent}"
+        );
+        assert!(consent["ms"].as_u64().unwrap() < 10_000, "{name}: {consent}");
+        assert_eq!(
+            site.hits("/tracker.js"),
+            0,
+            "{name}: the consent-gated tracker was fetched"
+        );
+
+        let shot = first_viewport(&app, &manifest).await;
+        let reader = plain_viewport_screenshot_after(
+            &site.url("/"),
+            WIDTH,
+            HEIGHT,
+            1.0,
+            Some((&click(decline), Duration::from_millis(1500))),
+        )
+        .await;
+        let off = mismatch(&shot, &reader);
+        if off >= 0.01 {
+            // For whoever reads the failure: both pictures.
+            let stem = repo_path(&format!(
+                "target/consent-{}",
+                name.split(',').next().unwrap().replace(' ', "-")
+            ));
+            let _ = std::fs::write(format!("{stem}-capture.png"), &shot);
+            let _ = std::fs::write(format!("{stem}-reader.png"), &reader);
+        }
+        assert!(
+            off < 0.01,
+            "{name}: {:.2} % of the first viewport differs from the reader's after declining (target/consent-*.png)",
+            off * 100.0
+        );
+    }
+}
+
+/// `consent: "keep"`: nothing is done; the banner is in the capture.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_kept_banner_is_captured_as_it_shows(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let site = Site::start(vanilla_cookieconsent("bar", "bottom", false, true)).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({"consent": "keep"})).await;
+    assert_eq!(manifest.0["consent"], json!({"cmp": null, "outcome": "kept", "ms": 0}));
+    let title = manifest.text_node("We use cookies");
+    assert!(title["box"].is_array(), "the banner's title is laid out: {title}");
+    assert!(
+        shown(&manifest, manifest.element("cc-main")),
+        "the banner is in the capture"
+    );
+    assert_eq!(site.hits("/tracker.js"), 0, "nothing was accepted either");
+}
+
+/// A page without a CMP whose text and buttons say "cookie", "Accept" and
+/// "Reject", with a dialog of its own: nothing is clicked, nothing hidden.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_page_without_a_cmp_is_left_alone_whatever_its_text_says(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let html = r#"<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0">
+        <h1>Chocolate chip cookies</h1>
+        <p>We use cookies, butter and sugar. Accept the recipe's terms or reject them below.</p>
+        <form><button type="button" id="accept" onclick="this.dataset.clicked='yes'">Accept</button>
+              <button type="button" id="reject" onclick="this.dataset.clicked='yes'">Reject</button></form>
+        <dialog open id="region" style="position:fixed; bottom:0; left:0; right:0; margin:0">
+          <p>Choose your region to see prices. We use cookies to remember it.</p>
+          <button type="button" onclick="this.dataset.clicked='yes'">Accept all</button>
+          <button type="button" onclick="this.dataset.clicked='yes'">Reject all</button>
+        </dialog></body></html>"#;
+    let site = Site::start(vec![("/", Page::html(html))]).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+    assert_eq!(manifest.0["consent"], json!({"cmp": null, "outcome": "none", "ms": 0}));
+    for id in ["accept", "reject"] {
+        let button = manifest.element(id);
+        assert!(
+            crate::helpers::manifest::attribute(button, "data-clicked").is_none(),
+            "{id} was clicked"
+        );
+    }
+    assert!(
+        shown(&manifest, manifest.element("region")),
+        "the page's own dialog stays"
+    );
+}
+
+/// A CMP the rules recognize but whose banner offers no way to decline
+/// (here vanilla-cookieconsent without its reject button, in a modal that
+/// locks the page): hidden, with its backdrop, and the scroll lock released.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_banner_that_cannot_be_declined_is_hidden_and_its_lock_released(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let site = Site::start(vanilla_cookieconsent("box", "middle center", true, false)).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+    let consent = &manifest.0["consent"];
+    assert_eq!(consent["outcome"], "hidden", "{consent}\n{}", worker.log_text());
+    assert!(consent["cmp"].is_string(), "{consent}");
+    assert_eq!(site.hits("/tracker.js"), 0, "nothing was accepted");
+    assert!(!shown(&manifest, manifest.element("cc-main")), "the banner is hidden");
+    let html = manifest.nodes().iter().find(|n| n["name"] == "HTML").unwrap();
+    assert_ne!(
+        manifest.style(html, "overflow-y"),
+        "hidden",
+        "the scroll lock is released"
+    );
+
+    // What the reader sees of the page: the article, no backdrop over it.
+    let shot = first_viewport(&app, &manifest).await;
+    let bare = Site::start(vec![(
+        "/",
+        Page::html(&format!("<!doctype html><html><body>{}</body></html>", article(""))),
+    )])
+    .await;
+    let reader = plain_viewport_screenshot_after(&bare.url("/"), WIDTH, HEIGHT, 1.0, None).await;
+    let off = mismatch(&shot, &reader);
+    assert!(
+        off < 0.01,
+        "{:.2} % of the first viewport differs from the bare article",
+        off * 100.0
+    );
+}
