@@ -18,7 +18,7 @@
 //! `popupFound`, `optOutResult`, `autoconsentDone` and `autoconsentError`
 //! are recorded in [`ConsentLog`]; the capture waits for an opt-out under
 //! way, at most [`BUDGET`] after its popup was found, then decides the
-//! outcome ([`Page::consent`](crate::page::Page::consent)).
+//! outcome (`Page::consent`).
 //!
 //! **Only consent.** Rules only: autoconsent's text heuristic is off, so a
 //! page whose text says "accept" or "reject" is never clicked or hidden.
