@@ -404,7 +404,8 @@ def main():
     print(f"Viewport {args.width}×{args.height} at scale {args.scale:g}{', mobile' if mobile else ''}; "
           f"tolerance: max channel difference "
           f"{args.tolerance}. Ink share = of the pixels a background-colours-only rebuild gets wrong (the ink, "
-          "in CSS px²), the share the full rebuild gets right. SSIM on grey levels at one pixel per CSS px.\n")
+          "in CSS px²), the share the full rebuild gets right. SSIM on grey levels at one pixel per CSS px "
+          "(per screenshot pixel where a CSS px has fewer than 1.5 of them: a phone's 980 px page has 1.19).\n")
     floor = ("a fresh Chromium driven over CDP with the same device (bench/oneshot.py `oneshot_device`), "
              "process start → one viewport's PNG" if mobile else
              "`chromium --headless --screenshot` of the page at the same window and scale")

@@ -4,7 +4,9 @@ it does not depend on the worker) and where the capture's time went,
 manifest bytes and
 ink share (when the run rebuilt its pages), from what bench/rebuild.py
 left under bench/out/rebuild/<label>/<page>/. Reports numbers; asserts
-nothing.
+nothing. A `--device phone` run's one-shot is the CDP one with the device
+(bench/oneshot.py `oneshot_device`), a desktop run's `--screenshot`: put
+runs of one device side by side.
 
     bench/speed_table.py speed-before speed-after
 """

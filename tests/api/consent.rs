@@ -166,6 +166,56 @@ fn osano() -> Pages {
     ]
 }
 
+/// tarteaucitron: its bottom bar, with "Deny all cookies"; it loads its
+/// language, services and styles from beside its own script.
+fn tarteaucitron() -> Pages {
+    let html = format!(
+        r##"<!doctype html><html><head><meta charset="utf-8">
+        <script src="/tac/tarteaucitron.js"></script>
+        <script>
+        tarteaucitron.init({{
+          privacyUrl: "", hashtag: "#tarteaucitron", cookieName: "tarteaucitron", orientation: "bottom",
+          showAlertSmall: false, cookieslist: false, showIcon: false, DenyAllCta: true, AcceptAllCta: true,
+          highPrivacy: true, handleBrowserDNTRequest: false, removeCredit: true, moreInfoLink: false,
+          useExternalCss: false, mandatory: true, readmoreLink: "", groupServices: false,
+        }});
+        tarteaucitron.services.tracker = {{
+          key: "tracker", type: "analytic", name: "Tracker", uri: "", needConsent: true, cookies: [],
+          js: function () {{ tarteaucitron.addScript("/tracker.js"); }},
+        }};
+        (tarteaucitron.job = tarteaucitron.job || []).push("tracker");
+        </script></head><body>
+        {}</body></html>"##,
+        article("")
+    );
+    let mut pages: Pages = vec![("/", Page::html(&html)), ("/tracker.js", tracker_page())];
+    for (path, file) in [
+        ("/tac/tarteaucitron.js", "tarteaucitron.js"),
+        ("/tac/tarteaucitron.services.js", "tarteaucitron.services.js"),
+        ("/tac/tarteaucitron.services.min.js", "tarteaucitron.services.min.js"),
+        ("/tac/lang/tarteaucitron.en.js", "lang/tarteaucitron.en.js"),
+        ("/tac/lang/tarteaucitron.en.min.js", "lang/tarteaucitron.en.min.js"),
+    ] {
+        pages.push((
+            path,
+            Page::of(
+                "application/javascript",
+                package_file(&format!("tarteaucitronjs/{file}")),
+            ),
+        ));
+    }
+    for (path, file) in [
+        ("/tac/css/tarteaucitron.css", "css/tarteaucitron.css"),
+        ("/tac/css/tarteaucitron.min.css", "css/tarteaucitron.min.css"),
+    ] {
+        pages.push((
+            path,
+            Page::of("text/css", package_file(&format!("tarteaucitronjs/{file}"))),
+        ));
+    }
+    pages
+}
+
 /// Imports `url` at 800×600, scale 1, with `settings`, and waits for it.
 async fn capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &str, settings: Value) -> Manifest {
     let mut all = json!({"viewport": {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1}});
@@ -190,11 +240,21 @@ fn shown(manifest: &Manifest, node: &Value) -> bool {
     node["style"].is_u64() && manifest.style(node, "display") != "none" && manifest.style(node, "opacity") != "0"
 }
 
-/// A click on the button whose text is `label`, as a reader's.
+/// A reader's click on the (first) button whose text holds `label`, or on
+/// the element `label` selects when it starts with `#`, a second after the
+/// banner shows it, as a reader reads before clicking (some libraries
+/// build their banner after the load event, and wire its buttons after
+/// that): at most 5 s of polling.
 fn click(label: &str) -> String {
+    let find = if label.starts_with('#') {
+        format!("document.querySelector({label:?})")
+    } else {
+        format!("[...document.querySelectorAll('button, a, [role=button]')].find(e => e.textContent.trim().includes({label:?}))")
+    };
     format!(
-        "(() => {{ const b = [...document.querySelectorAll('button, a, [role=button]')]
-              .find(e => e.textContent.trim() === {label:?}); if (!b) return 'no button'; b.click(); return 'clicked'; }})()"
+        "new Promise(done => {{ const until = Date.now() + 5000; (function look() {{ const b = {find};
+           if (b && b.offsetParent !== null) setTimeout(() => {{ b.click(); done('clicked'); }}, 1000);
+           else if (Date.now() > until) done('no button'); else setTimeout(look, 50); }})(); }})"
     )
 }
 
@@ -220,6 +280,7 @@ async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) 
         ),
         ("Klaro, corner notice", klaro(), "I decline"),
         ("Osano cookieconsent, bottom bar", osano(), "Decline"),
+        ("tarteaucitron, bottom bar", tarteaucitron(), "#tarteaucitronAllDenied2"),
     ];
     let sites: Vec<Site> =
         futures::future::join_all(cases.iter().map(|(_, pages, _)| Site::start(pages.clone()))).await;

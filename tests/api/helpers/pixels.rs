@@ -86,7 +86,8 @@ pub async fn plain_viewport_screenshot_after(
         )
         .await;
     if let Some((script, settle)) = after {
-        browser.eval(script).await;
+        let answer = browser.eval(script).await;
+        assert!(!answer.is_null() && answer != "no button", "{script} answered {answer}");
         tokio::time::sleep(settle).await;
     }
     browser
