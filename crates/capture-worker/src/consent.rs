@@ -164,6 +164,8 @@ pub struct ConsentLog {
     pub popup: Option<Popup>,
     /// The opt-out's result, once it ended.
     pub opted_out: Option<bool>,
+    /// When the opt-out's result came.
+    pub ended_at: Option<Instant>,
     /// autoconsent is done: `true` when the rule only hid the popup
     /// (a cosmetic rule).
     pub done_cosmetic: Option<bool>,
@@ -197,7 +199,10 @@ impl ConsentLog {
                     context,
                 });
             }
-            Message::OptOutResult { result, .. } => self.opted_out = Some(*result),
+            Message::OptOutResult { result, .. } => {
+                self.opted_out = Some(*result);
+                self.ended_at.get_or_insert_with(Instant::now);
+            }
             Message::AutoconsentDone { is_cosmetic, .. } => self.done_cosmetic = Some(*is_cosmetic),
             Message::Init | Message::Eval { .. } | Message::AutoconsentError { .. } | Message::Other => {}
         }
@@ -217,6 +222,17 @@ impl ConsentLog {
     pub fn main_world_of(&self, session: &str, context: i64) -> Option<i64> {
         let frame = self.worlds.get(&(session.to_owned(), context))?;
         self.main_worlds.get(&(session.to_owned(), frame.clone())).copied()
+    }
+
+    /// The time the banner cost: from its popup's detection to the
+    /// opt-out's result, or to the end of the budget (asked again later,
+    /// the same answer).
+    pub fn spent(&self) -> Duration {
+        let Some(popup) = &self.popup else {
+            return Duration::ZERO;
+        };
+        let end = self.ended_at.unwrap_or(popup.found_at + BUDGET).min(Instant::now());
+        end.saturating_duration_since(popup.found_at)
     }
 
     /// Whether the capture should wait: a popup was found and its opt-out
@@ -350,7 +366,7 @@ impl Consent {
                 tracing::warn!(error = %e, cmp = %popup.cmp, "the consent popup could not be hidden");
             }
         }
-        let ms = popup.map_or(0, |p| p.found_at.elapsed().as_millis() as u64);
+        let ms = self.log().spent().as_millis() as u64;
         ConsentInfo { cmp, outcome, ms }
     }
 }
@@ -494,6 +510,7 @@ mod tests {
         log.record("s", 1, &Message::PopupFound { cmp: "K".into() });
         assert!(log.opting_out(Instant::now()));
         assert!(!log.opting_out(Instant::now() + BUDGET), "the budget ends the wait");
+        assert!(log.spent() <= BUDGET);
         assert_eq!(
             outcome(&log, false),
             ConsentOutcome::Hidden,
@@ -501,6 +518,9 @@ mod tests {
         );
         log.record("s", 1, &Message::OptOutResult { result: true });
         assert!(!log.opting_out(Instant::now()));
+        let spent = log.spent();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(log.spent(), spent, "the cost ends with the opt-out's result");
         log.record("s", 1, &Message::AutoconsentDone { is_cosmetic: false });
         assert_eq!(outcome(&log, false), ConsentOutcome::Declined);
         assert_eq!(

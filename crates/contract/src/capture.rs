@@ -96,7 +96,8 @@ pub struct ConsentInfo {
     /// null when none did.
     pub cmp: Option<String>,
     pub outcome: ConsentOutcome,
-    /// Milliseconds from the popup's detection to the outcome; 0 without one.
+    /// Milliseconds the banner cost: from its popup's detection to the
+    /// opt-out's result, or to the end of the 1.5 s budget; 0 without a popup.
     pub ms: u64,
 }
 
