@@ -216,6 +216,41 @@ fn tarteaucitron() -> Pages {
     pages
 }
 
+/// Orejime 3: its banner, which autoconsent's rules do not know (the
+/// worker's own rule, `src/consent_rules.json`, declines it).
+fn orejime() -> Pages {
+    let html = format!(
+        r#"<!doctype html><html><head><meta charset="utf-8">
+        <link rel="stylesheet" href="/orejime/orejime-standard.css">
+        <script>
+        window.orejimeConfig = {{
+          privacyPolicyUrl: "/privacy",
+          purposes: [{{ id: "tracker", title: "Tracker", description: "Measures the site.", cookies: [] }}],
+        }};
+        </script>
+        <script src="/orejime/orejime-standard-en.js"></script></head><body>
+        {}</body></html>"#,
+        article(
+            r#"<script type="opt-in" data-type="application/javascript" data-purpose="tracker" data-src="/tracker.js"></script>"#
+        )
+    );
+    vec![
+        ("/", Page::html(&html)),
+        (
+            "/orejime/orejime-standard.css",
+            Page::of("text/css", package_file("orejime/dist/orejime-standard.css")),
+        ),
+        (
+            "/orejime/orejime-standard-en.js",
+            Page::of(
+                "application/javascript",
+                package_file("orejime/dist/orejime-standard-en.js"),
+            ),
+        ),
+        ("/tracker.js", tracker_page()),
+    ]
+}
+
 /// Imports `url` at 800×600, scale 1, with `settings`, and waits for it.
 async fn capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &str, settings: Value) -> Manifest {
     let mut all = json!({"viewport": {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1}});
@@ -241,12 +276,12 @@ fn shown(manifest: &Manifest, node: &Value) -> bool {
 }
 
 /// A reader's click on the (first) button whose text holds `label`, or on
-/// the element `label` selects when it starts with `#`, a second after the
+/// the element `label` selects when it starts with `#` or `.`, a second after the
 /// banner shows it, as a reader reads before clicking (some libraries
 /// build their banner after the load event, and wire its buttons after
 /// that): at most 5 s of polling.
 fn click(label: &str) -> String {
-    let find = if label.starts_with('#') {
+    let find = if label.starts_with('#') || label.starts_with('.') {
         format!("document.querySelector({label:?})")
     } else {
         format!("[...document.querySelectorAll('button, a, [role=button]')].find(e => e.textContent.trim().includes({label:?}))")
@@ -281,6 +316,11 @@ async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) 
         ("Klaro, corner notice", klaro(), "I decline"),
         ("Osano cookieconsent, bottom bar", osano(), "Decline"),
         ("tarteaucitron, bottom bar", tarteaucitron(), "#tarteaucitronAllDenied2"),
+        (
+            "Orejime, banner (our own rule)",
+            orejime(),
+            ".orejime-Banner-declineButton",
+        ),
     ];
     let sites: Vec<Site> =
         futures::future::join_all(cases.iter().map(|(_, pages, _)| Site::start(pages.clone()))).await;
