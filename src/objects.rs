@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use aws_sdk_s3::primitives::DateTime;
 use aws_sdk_s3::types::{Delete, ObjectIdentifier};
 
-use page_import_contract::job::{import_prefix, AttemptKey, ARTIFACT_ROOT};
+use page_import_contract::job::{import_of, import_prefix, AttemptKey, ARTIFACT_ROOT};
 
 /// S3 takes at most 1 000 keys per `DeleteObjects` call (more is
 /// `MalformedXML`). moto accepts more, so no test against it can catch an
@@ -144,14 +144,6 @@ impl KeyRange {
     fn is_past(&self, key: &str) -> bool {
         key > self.0.as_str() && !key.starts_with(&self.0)
     }
-}
-
-/// The import whose prefix holds `key`: the id before the first `/` after
-/// the root, if there is a `/` after it (`page-imports/{id}.json` is in no
-/// import's prefix).
-fn import_of(key: &str) -> Option<&str> {
-    let (id, _) = key.strip_prefix(ARTIFACT_ROOT)?.split_once('/')?;
-    Some(id)
 }
 
 /// The `page-imports/{x}/` prefixes directly under `root`, page by page.

@@ -19,7 +19,7 @@ use futures::{StreamExt, TryStreamExt};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use page_import_contract::job::{import_prefix, is_import_id, ARTIFACT_ROOT};
+use page_import_contract::job::{import_of, import_prefix, is_import_id, ARTIFACT_ROOT};
 
 use crate::db;
 use crate::metrics::Metrics;
@@ -381,12 +381,11 @@ pub async fn erase_orphans(
     let mut conn = pool.acquire().await?;
     for prefix in objects::list_prefixes(s3, bucket, ARTIFACT_ROOT).await? {
         report.prefixes += 1;
-        let id = prefix.strip_prefix(ARTIFACT_ROOT).unwrap_or("").trim_end_matches('/');
-        if !is_import_id(id) {
+        let Some(id) = import_of(&prefix).filter(|id| is_import_id(id)) else {
             tracing::warn!(prefix = %prefix, "left alone: not an import's prefix");
             report.left_alone += 1;
             continue;
-        }
+        };
         if db::erasure::is_known(&mut conn, id).await? {
             continue;
         }

@@ -157,6 +157,16 @@ pub fn import_prefix(page_import_id: &str) -> String {
     format!("{ARTIFACT_ROOT}{page_import_id}/")
 }
 
+/// The import whose prefix holds `key` (an object key, or an import's
+/// prefix `page-imports/{id}/`): what lies between the root and the next
+/// `/`. `None` outside the root, or without a `/` after it
+/// (`page-imports/{id}.json` is in no import's prefix). Not checked to be
+/// an id the service issues: [`is_import_id`] says.
+pub fn import_of(key: &str) -> Option<&str> {
+    let (id, _) = key.strip_prefix(ARTIFACT_ROOT)?.split_once('/')?;
+    Some(id)
+}
+
 /// Whether `id` is an import id as the service issues them: a uuid in its
 /// canonical lowercase hyphenated form, the only form artifact keys carry.
 pub fn is_import_id(id: &str) -> bool {
@@ -243,6 +253,15 @@ mod tests {
     use proptest::prelude::*;
 
     const ID: &str = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+
+    #[test]
+    fn an_imports_id_is_what_lies_between_the_root_and_the_next_slash() {
+        assert_eq!(import_of(&format!("page-imports/{ID}/1/capture.json")), Some(ID));
+        assert_eq!(import_of(&import_prefix(ID)), Some(ID));
+        assert_eq!(import_of(&format!("page-imports/{ID}.json")), None);
+        assert_eq!(import_of(&format!("other/{ID}/1/x")), None);
+        assert_eq!(import_of("page-imports//x"), Some(""));
+    }
 
     #[test]
     fn attempt_keys_are_exactly_the_shape_attempts_write() {
