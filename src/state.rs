@@ -15,7 +15,7 @@ use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::queue::DispatchSignal;
+use crate::queue::{Committed, DispatchSignal};
 use crate::queue::{Publisher, PublisherSettings};
 use crate::service::callbacks::CallbackDeps;
 use crate::service::code2des::Code2DesDeps;
@@ -63,6 +63,8 @@ pub struct Shared {
     pub capture_limits: CaptureLimits,
     /// Wakes this process's dispatcher.
     pub dispatch: DispatchSignal,
+    /// The two above, paired: what a committed transition tells.
+    pub committed: Committed,
 }
 
 impl axum::extract::FromRef<AppState> for Arc<Authenticator> {
@@ -97,10 +99,9 @@ impl Shared {
     pub fn retry_deps(&self) -> RetryDeps<'_> {
         RetryDeps {
             pool: &self.pool,
-            notifier: &self.notifier,
             destination: &self.destination,
             limits: &self.capture_limits,
-            dispatch: &self.dispatch,
+            committed: &self.committed,
             metrics: &self.metrics,
         }
     }
@@ -108,11 +109,10 @@ impl Shared {
     pub fn callback_deps(&self) -> CallbackDeps<'_> {
         CallbackDeps {
             pool: &self.pool,
-            notifier: &self.notifier,
             s3: &self.s3,
             destination: &self.destination,
             max_attempts: self.config.capture_max_attempts,
-            dispatch: &self.dispatch,
+            committed: &self.committed,
             metrics: &self.metrics,
         }
     }
@@ -128,11 +128,10 @@ impl Shared {
     pub fn sweeper(&self) -> Sweeper {
         Sweeper {
             pool: self.pool.clone(),
-            notifier: self.notifier.clone(),
             destination: self.destination.clone(),
             capture_timeout: self.config.capture_timeout,
             max_attempts: self.config.capture_max_attempts,
-            dispatch: self.dispatch.clone(),
+            committed: self.committed.clone(),
             metrics: self.metrics.clone(),
         }
     }
@@ -186,8 +185,7 @@ impl AppState {
                 lease: config.outbox_lease,
             },
             metrics.clone(),
-            notifier.clone(),
-            dispatch.clone(),
+            Committed::new(notifier.clone(), dispatch.clone()),
         );
         let dns = if config.source_url_dns_check {
             Some(Arc::new(DnsChecker::new(&config.dns_nameservers)?))
@@ -227,6 +225,7 @@ impl AppState {
         let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             changes,
+            committed: Committed::new(notifier.clone(), dispatch.clone()),
             notifier,
             capture_limits,
             dispatch,

@@ -288,6 +288,6 @@ async fn artifact_redirect(
     security(("bearer" = []))
 )]
 pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
-    imports::delete(&state.pool, &state.notifier, &state.dispatch, &actor, &id).await?;
+    imports::delete(&state.pool, &state.committed, &actor, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -12,7 +12,7 @@ mod breaker;
 pub mod messages;
 mod signal;
 
-pub use signal::DispatchSignal;
+pub use signal::{Committed, DispatchSignal};
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -28,7 +28,6 @@ use rand::Rng;
 use sqlx::PgPool;
 use tokio::sync::{mpsc, Notify, Semaphore};
 
-use crate::changes::Notifier;
 use crate::db::outbox::{self, OutboxMessage};
 use crate::telemetry::Throttle;
 use breaker::Breaker;
@@ -86,11 +85,9 @@ struct Inner {
     max_backoff: Duration,
     lease: Duration,
     metrics: crate::metrics::Metrics,
-    /// Announces the imports whose attempt SQS accepted (`dispatchedAt`).
-    notifier: Notifier,
-    /// Wakes the dispatcher when a refused message ends its attempt (its
-    /// slot is free).
-    dispatch: DispatchSignal,
+    /// Announces the imports whose attempt SQS accepted (`dispatchedAt`),
+    /// and those whose attempt a refused message ended (its slot is free).
+    committed: Committed,
     failure_log: Throttle,
     /// Woken when messages were made due early: the relay need not wait for its tick.
     due_now: Notify,
@@ -156,8 +153,7 @@ impl Publisher {
         pool: PgPool,
         settings: PublisherSettings,
         metrics: crate::metrics::Metrics,
-        notifier: Notifier,
-        dispatch: DispatchSignal,
+        committed: Committed,
     ) -> Self {
         for queue in QueueName::ALL {
             metrics.outbox_queue(queue.as_str());
@@ -172,8 +168,7 @@ impl Publisher {
             max_backoff: settings.max_backoff,
             lease: settings.lease,
             metrics,
-            notifier,
-            dispatch,
+            committed,
             failure_log: Throttle::new(FAILURE_LOG_PERIOD),
             due_now: Notify::new(),
         });
@@ -509,7 +504,7 @@ impl Inner {
                     self.duplicates(queue, sent.len().saturating_sub(published.deleted as usize));
                     for (id, waited) in &published.dispatched {
                         self.metrics.capture_queue_wait(*waited);
-                        self.notifier.changed(id);
+                        self.committed.changed(id);
                     }
                 }
                 Err(err) => {
@@ -590,11 +585,8 @@ impl Inner {
                 for id in &imports {
                     tracing::warn!(page_import_id = %id, reason = "dispatch_rejected", "capture attempt failed: SQS refused its message");
                     self.metrics.import_finished("failed");
-                    self.notifier.changed(id);
                 }
-                if !imports.is_empty() {
-                    self.dispatch.freed();
-                }
+                self.committed.attempts_ended(imports.iter().map(String::as_str));
             }
             Err(err) => self.relay_error("reject", &err),
         }

@@ -9,7 +9,6 @@ use sqlx::{PgConnection, PgPool};
 use subtle::ConstantTimeEq;
 
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
-use crate::changes::Notifier;
 use crate::db::page_import::{self as db, Fence, Finish, NextAttempt};
 use crate::domain::callback::{Callback, ParsedCallback};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
@@ -17,22 +16,21 @@ use crate::domain::{FieldError, JobStatus};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::queue::DispatchSignal;
+use crate::queue::Committed;
 use crate::service::next_attempt;
 use page_import_contract::manifest::CaptureHash;
 
 /// What receiving a callback uses.
 pub struct CallbackDeps<'a> {
     pub pool: &'a PgPool,
-    pub notifier: &'a Notifier,
     pub s3: &'a aws_sdk_s3::Client,
     /// The artifact bucket callbacks must name, and where the next attempt's
     /// message sends its results.
     pub destination: &'a CaptureDestination,
     /// `CAPTURE_MAX_ATTEMPTS`.
     pub max_attempts: i32,
-    /// Woken when an attempt ends (its slot frees) or the next one is queued.
-    pub dispatch: &'a DispatchSignal,
+    /// Told when an attempt ends (its streams; its slot frees).
+    pub committed: &'a Committed,
     pub metrics: &'a Metrics,
 }
 
@@ -189,8 +187,7 @@ pub async fn receive(
         return Err(anyhow::anyhow!("the row moved under its lock").into());
     }
     tx.commit().await?;
-    deps.notifier.changed(&id);
-    deps.dispatch.freed();
+    deps.committed.attempt_ended(&id);
     deps.metrics.import_finished(callback.status().as_str());
     tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
     Ok(CallbackAck {
@@ -253,8 +250,7 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
     )
     .await?;
     tx.commit().await?;
-    deps.notifier.changed(id);
-    deps.dispatch.freed();
+    deps.committed.attempt_ended(id);
     deps.metrics.attempts_started(AttemptReason::Retryable, 1);
     tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
     Ok(CallbackAck {

@@ -7,12 +7,11 @@ use std::time::Instant;
 use sqlx::PgPool;
 
 use crate::auth::Actor;
-use crate::changes::Notifier;
 use crate::db::coalesce::Reads;
 use crate::db::page_import::{self as db, PageImport};
 use crate::domain::cursor::{self, KeysetPosition, ListPage};
 use crate::error::ApiError;
-use crate::queue::DispatchSignal;
+use crate::queue::Committed;
 
 /// The import `id` as the actor may see it, or 404: the one read behind
 /// `GET /page-imports/{id}`, its `/events`, `/retry` and artifact redirects.
@@ -57,19 +56,12 @@ pub async fn list(
 /// callbacks for it answer 410. A queued attempt is never dispatched, and
 /// the dispatcher is woken to release the slot of one in flight.
 #[tracing::instrument(name = "delete_import", skip_all, fields(page_import_id = %id))]
-pub async fn delete(
-    pool: &PgPool,
-    notifier: &Notifier,
-    dispatch: &DispatchSignal,
-    actor: &Actor,
-    id: &str,
-) -> Result<(), ApiError> {
+pub async fn delete(pool: &PgPool, committed: &Committed, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let mut conn = pool.acquire().await?;
     if !db::soft_delete(&mut conn, id, &actor.subject).await? {
         return Err(ApiError::NotFound);
     }
-    notifier.changed(id);
-    dispatch.freed();
+    committed.attempt_ended(id);
     tracing::info!(page_import_id = %id, "page import deleted");
     Ok(())
 }

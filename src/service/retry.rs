@@ -4,7 +4,6 @@
 use sqlx::PgPool;
 
 use crate::auth::Actor;
-use crate::changes::Notifier;
 use crate::db::capture;
 use crate::db::idempotency::{self, IdempotencyKey};
 use crate::db::page_import::{self as db, NextAttempt, PageImport};
@@ -13,7 +12,7 @@ use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::queue::DispatchSignal;
+use crate::queue::Committed;
 use crate::resource::PageImportView;
 use crate::service::dispatch::CaptureLimits;
 use crate::service::next_attempt;
@@ -21,12 +20,11 @@ use crate::service::next_attempt;
 /// What a retry uses.
 pub struct RetryDeps<'a> {
     pub pool: &'a PgPool,
-    pub notifier: &'a Notifier,
     pub destination: &'a CaptureDestination,
     /// `ORG_MAX_QUEUED` (admission).
     pub limits: &'a CaptureLimits,
-    /// Woken once the next attempt is queued.
-    pub dispatch: &'a DispatchSignal,
+    /// Told once the next attempt is queued.
+    pub committed: &'a Committed,
     pub metrics: &'a Metrics,
 }
 
@@ -74,8 +72,7 @@ pub async fn retry(
         idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
     }
     tx.commit().await?;
-    deps.notifier.changed(&view.id);
-    deps.dispatch.queued();
+    deps.committed.attempt_queued(&view.id);
     deps.metrics.attempts_started(AttemptReason::Manual, 1);
     tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
     Ok(view)

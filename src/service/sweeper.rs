@@ -10,14 +10,13 @@ use page_import_platform::telemetry::trace_context;
 use sqlx::PgPool;
 use tracing::Instrument;
 
-use crate::changes::Notifier;
 use crate::db;
 use crate::db::page_import::{Finish, NextAttempt};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
-use crate::queue::DispatchSignal;
+use crate::queue::Committed;
 use crate::service::next_attempt;
 
 const SWEEP_BATCH: i64 = 500;
@@ -27,14 +26,13 @@ const TIMED_OUT_MESSAGE: &str = "Capture timed out";
 #[derive(Clone)]
 pub struct Sweeper {
     pub pool: PgPool,
-    pub notifier: Notifier,
     pub destination: Arc<CaptureDestination>,
     /// `CAPTURE_TIMEOUT_SECS`.
     pub capture_timeout: Duration,
     /// `CAPTURE_MAX_ATTEMPTS`.
     pub max_attempts: i32,
-    /// Woken when a sweep ended attempts (their slots free).
-    pub dispatch: DispatchSignal,
+    /// Told when a sweep ended attempts (their streams; their slots free).
+    pub committed: Committed,
     pub metrics: Metrics,
 }
 
@@ -60,10 +58,7 @@ impl Sweeper {
             };
             let retried = self.end_timed_out(&mut tx, timed_out).instrument(span).await?;
             tx.commit().await?;
-            ids.iter().for_each(|id| self.notifier.changed(id));
-            if batch > 0 {
-                self.dispatch.freed();
-            }
+            self.committed.attempts_ended(ids.iter().map(String::as_str));
             self.metrics.attempts_started(AttemptReason::Sweeper, retried);
             swept += batch;
             if (batch as i64) < SWEEP_BATCH {
