@@ -34,14 +34,15 @@ pub async fn start(
     };
     let nonce = Nonce::generate();
     let body = capture_job_body(destination, id, attempt + 1, nonce.expose(), &source.settings());
-    let trace = match next.reason {
-        AttemptReason::Manual | AttemptReason::Create => tracing::Span::current(),
-        AttemptReason::Sweeper | AttemptReason::Retryable => {
-            let root = tracing::info_span!(parent: None, "redispatch", page_import_id = %id, attempt = attempt + 1,
-                                           reason = next.reason.as_str());
-            trace_context::link(&root, source.created_traceparent.as_deref());
-            root
-        }
+    // A manual retry is a request: its trace goes on. Anything else (a
+    // timeout, a retryable failure) is a re-dispatch of the service's own.
+    let trace = if next.reason == AttemptReason::Manual {
+        tracing::Span::current()
+    } else {
+        let root = tracing::info_span!(parent: None, "redispatch", page_import_id = %id, attempt = attempt + 1,
+                                       reason = next.reason.as_str());
+        trace_context::link(&root, source.created_traceparent.as_deref());
+        root
     };
     let traceparent = trace_context::of(&trace);
     let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref())
