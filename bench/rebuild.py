@@ -29,6 +29,18 @@ Chromium's one viewport of the page with the same device: on a desktop
 `chromium --headless --screenshot` (and, for comparison, the CDP one-shot
 of bench/oneshot.py), on a phone the CDP one-shot alone.
 
+`--consent decline|keep` is put into the job message (SPEC §14; without
+it the field is left out: the worker declines). The manifest's `consent`
+{outcome, cmp, ms} is a column of the table. The consent pages (`--pages
+consent`, issue 40) are tests/api/consent.rs's, with real CMP libraries;
+`consent-bare` is their article without a CMP. Their one-shot is the CDP
+one, with the decline already stored: the cookie
+the library itself sets when a reader clicks its decline button, learned
+once per page in a fresh Chromium (bench/oneshot.py `decline_cookies`) and
+set before the navigation, so the banner never shows (`--screenshot`
+cannot store a cookie, so it is not run on them). The cookies are written
+to <label>/decline-cookies.json.
+
 Every capture finishes before the first rebuild is rendered, so only one
 Chromium works at a time. Prints a Markdown table; asserts nothing.
 """
@@ -64,7 +76,7 @@ except ImportError as e:  # pragma: no cover
                      "bench/run --only R installs them")
 
 from callbacks import Callbacks  # noqa: E402
-from oneshot import oneshot, oneshot_device  # noqa: E402
+from oneshot import decline_cookies, oneshot, oneshot_device  # noqa: E402
 from chrome import Chrome  # noqa: E402
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -199,16 +211,20 @@ class Worker:
         self.log.close()
 
 
-def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir):
+def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir, consent=None):
     """One capture through the worker; its manifest, screenshot and assets
-    downloaded into out_dir. Returns (manifest, raw manifest bytes, seconds)."""
+    downloaded into out_dir. `consent` ("decline" | "keep") goes into the
+    message when given. Returns (manifest, raw manifest bytes, seconds)."""
     pid = str(uuid.uuid4())
     prefix = f"page-imports/{pid}/1/"
-    body = json.dumps({
+    message = {
         "schemaVersion": 1, "pageImportId": pid, "attempt": 1, "nonce": uuid.uuid4().hex,
         "source": {"kind": "public_url", "url": url}, "viewport": viewport, "readySelector": None,
         "artifacts": {"bucket": BUCKET, "prefix": prefix}, "callbackUrl": callbacks.url,
-    })
+    }
+    if consent:
+        message["consent"] = consent
+    body = json.dumps(message)
     sent = time.monotonic()
     sqs.send_message(QueueUrl=queue_url, MessageBody=body)
     arrived = callbacks.arrival(pid, 240)
@@ -267,6 +283,21 @@ def ssim(a, b, scale):
     return structural_similarity(gray_css(a, scale), gray_css(b, scale), data_range=255.0)
 
 
+def first_viewport_off(shot_path, oneshot_path, tolerance):
+    """The share of the one-shot's pixels that the top of the capture's
+    screenshot gets wrong (any channel off by more than `tolerance`)."""
+    one = load_rgb(oneshot_path)
+    shot = fit(load_rgb(shot_path), one.shape)
+    return float(wrong(shot, one, tolerance).mean())
+
+
+def consent_text(c):
+    """A manifest's `consent` as a cell: outcome, cmp, ms."""
+    if not c:
+        return "–"
+    return f"{c.get('outcome')} ({c.get('cmp') or 'no cmp'}, {c.get('ms')} ms)"
+
+
 def compare(shot, full, bg, scale, tolerance):
     bad_bg = wrong(shot, bg, tolerance)
     bad_full = wrong(shot, full, tolerance)
@@ -296,7 +327,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", required=True, help="capture-worker binary")
     parser.add_argument("--smoke", action="store_true", help="two small pages, nothing downloaded")
-    parser.add_argument("--pages", help="comma-separated page names, `own` for all of bench/rebuild/pages (default: all)")
+    parser.add_argument("--pages", help="comma-separated page names, `own` for all of bench/rebuild/pages, `reader`, "
+                        "`speed`, `consent` for the consent pages (default: all)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "rebuild"))
     parser.add_argument("--label", help="folder under --out for this run (default: the worker's name)")
     parser.add_argument("--tolerance", type=int, default=24, help="max channel difference still counted right")
@@ -312,7 +344,11 @@ def main():
     parser.add_argument("--oneshot", type=int, default=0, metavar="N",
                         help="also time a cold Chromium's one-shot of each page N times (median): "
                              "`chromium --headless --screenshot` and the CDP one-shot with the device on a "
-                             "desktop, the CDP one-shot on a phone")
+                             "desktop, the CDP one-shot on a phone; on a consent page the CDP one-shot with "
+                             "the library's decline cookie stored first")
+    parser.add_argument("--consent", choices=("decline", "keep"),
+                        help="the job's `consent` (SPEC §14); left out of the message when not given (the worker "
+                             "declines)")
     args = parser.parse_args()
     width, height, scale, mobile = DEVICES[args.device]
     args.width = args.width or width
@@ -326,11 +362,14 @@ def main():
     wanted = args.pages.split(",") if args.pages else None
     if wanted and "own" in wanted:
         wanted = wanted + [p.name for p in page_sets.OWN]
+    if wanted and "consent" in wanted:
+        wanted = wanted + [p.name for p in page_sets.CONSENT]
     catalogue = page_sets.catalogue(ROOT, smoke=args.smoke, log=log, names=wanted)
     viewport = {"width": args.width, "height": args.height, "deviceScaleFactor": args.scale, "mobile": mobile}
 
     moto = None
     captures = []
+    found_cookies = {}
     try:
         if not args.reuse:
             if "AWS_ENDPOINT_URL" not in os.environ:
@@ -351,33 +390,59 @@ def main():
                     out_dir = os.path.join(run_dir, p.name)
                     try:
                         times = []
+                        consents = []
                         for _ in range(args.runs):
-                            manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir)
+                            manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir,
+                                                             args.consent)
                             times.append(seconds)
+                            consents.append(manifest.get("consent"))
                     except Exception as e:  # one page failing does not end the run
                         log(f"{p.name}: {e}")
                         continue
                     seconds = sorted(times)[len(times) // 2]
+                    # A consent page's floor: its decline stored first, learned once per page.
+                    cookies = None
+                    decline = page_sets.DECLINE.get(p.name)
+                    if decline and args.oneshot:
+                        try:
+                            cookies, after = decline_cookies(url, decline, args.width, args.height, args.scale,
+                                                             mobile)
+                            found_cookies[p.name] = {"button": decline, "after_click": after, "cookies": cookies}
+                            log(f"{p.name}: declining stores {[(c['name'], c['value']) for c in cookies]} ({after})")
+                        except Exception as e:  # noqa: BLE001 -- the one-shot then runs without
+                            log(f"{p.name}: no decline cookie: {e}")
                     # The device one-shot over CDP (the first one's PNG kept); on a phone it is the floor.
                     device_shots = sorted(
                         oneshot_device(url, args.width, args.height, args.scale, mobile,
-                                       png_path=os.path.join(out_dir, "oneshot-device.png") if i == 0 else None)
+                                       png_path=os.path.join(out_dir, "oneshot-device.png") if i == 0 else None,
+                                       cookies=cookies)
                         for i in range(args.oneshot))
-                    shots = device_shots if mobile else sorted(
+                    consent_page = any(p.name == c.name for c in page_sets.CONSENT)
+                    shots = device_shots if mobile or consent_page else sorted(
                         oneshot(url, args.width, args.height, args.scale) for _ in range(args.oneshot))
+                    off = None
+                    if device_shots:
+                        off = first_viewport_off(os.path.join(out_dir, "screenshot.png"),
+                                                 os.path.join(out_dir, "oneshot-device.png"), args.tolerance)
                     with open(os.path.join(out_dir, "meta.json"), "w") as f:
                         json.dump({"seconds": seconds, "runs": times, "bytes": len(raw), "device": args.device,
                                    "oneshot": shots[len(shots) // 2] if shots else None, "oneshots": shots,
                                    "oneshot_device": device_shots[len(device_shots) // 2] if device_shots else None,
-                                   "oneshots_device": device_shots}, f)
+                                   "oneshots_device": device_shots, "oneshot_cookies": cookies,
+                                   "oneshot_off": off, "consent_asked": args.consent, "consent": consents[-1],
+                                   "consents": consents}, f)
                     log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, one-shot "
                         f"{[round(t, 2) for t in shots]} s (CDP with the device {[round(t, 2) for t in device_shots]}"
-                        f" s), {len(manifest['dom']['nodes'])} nodes, "
+                        f" s{', the decline stored' if cookies else ''}), consent {consents}, "
+                        f"{len(manifest['dom']['nodes'])} nodes, "
                         f"{len(raw):,} manifest bytes, timings of the last {manifest.get('timings')}")
                     captures.append(p)
             finally:
                 worker.stop()
                 sqs.delete_queue(QueueUrl=queue_url)
+                if found_cookies:
+                    with open(os.path.join(run_dir, "decline-cookies.json"), "w") as f:
+                        json.dump(found_cookies, f, indent=1)
         else:
             captures = [p for p in catalogue if os.path.isfile(os.path.join(run_dir, p.name, "capture.json"))]
     finally:
@@ -409,21 +474,28 @@ def main():
     floor = ("a fresh Chromium driven over CDP with the same device (bench/oneshot.py `oneshot_device`), "
              "process start → one viewport's PNG" if mobile else
              "`chromium --headless --screenshot` of the page at the same window and scale")
+    print(f"Consent: the job's `{args.consent or 'decline (left out)'}`; column: the manifest's outcome (cmp, ms), "
+          "of the page's last capture. A consent page's one-shot is the CDP one with the library's decline cookie "
+          "stored first (`decline_cookies`), so its banner never shows; viewport off: the share of that "
+          "one-shot's pixels the top of the capture's screenshot gets wrong.\n")
     print(f"capture ms: message sent → callback received, median of {args.runs}; one-shot ms: {floor}, "
           "sandboxed as the worker runs it, cold by nature (`--oneshot N`, median)"
           + ("; CDP one-shot ms: the same one-shot over CDP with the device (`oneshot_device`)" if both else "")
           + ". Layout: `page.layoutWidth` CSS px at `page.scale`.\n")
-    print("| page | manifest | nodes | layout | ink share | ink (CSS px²) | SSIM | SSIM bg-only | manifest bytes "
-          "| capture ms | one-shot ms | capture / one-shot |" + (" CDP one-shot ms |" if both else ""))
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if both else ""))
+    print("| page | manifest | nodes | layout | consent | ink share | ink (CSS px²) | SSIM | SSIM bg-only "
+          "| manifest bytes | capture ms | one-shot ms | capture / one-shot | viewport off |"
+          + (" CDP one-shot ms |" if both else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if both else ""))
     for r in rows:
         shot = r.get("oneshot_ms")
         ratio = f"{r['capture_ms'] / shot:.2f}×" if shot else "–"
         device = r.get("oneshot_device_ms")
+        off = r.get("oneshot_off")
         print(f"| {r['page']} | v{r['version']} | {r['nodes']:,} | {r['layout_width']} at {r['page_scale']:.3g} "
-              f"| {100 * r['ink_share']:.1f} % "
+              f"| {consent_text(r.get('consent'))} | {100 * r['ink_share']:.1f} % "
               f"| {r['ink_css_px']:,} | {r['ssim']:.3f} | {r['ssim_bg']:.3f} | {r['bytes']:,} | {r['capture_ms']:,} "
-              f"| {f'{shot:,}' if shot else '–'} | {ratio} |" + (f" {f'{device:,}' if device else '–'} |" if both else ""))
+              f"| {f'{shot:,}' if shot else '–'} | {ratio} | {'–' if off is None else f'{100 * off:.2f} %'} |"
+              + (f" {f'{device:,}' if device else '–'} |" if both else ""))
     if rows:
         worst = min(rows, key=lambda r: r["ink_share"])
         path = os.path.join(args.out, f"worst-{label}.png")
@@ -470,8 +542,10 @@ def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
            "oneshot_ms": int(round(meta["oneshot"] * 1000)) if meta.get("oneshot") else None,
            "oneshot_device_ms": int(round(meta["oneshot_device"] * 1000)) if meta.get("oneshot_device") else None,
            "layout_width": width, "page_scale": page_scale, "pixels_per_css_px": scale,
+           "consent": manifest.get("consent"), "oneshot_off": meta.get("oneshot_off"),
            "side_by_side": sbs, "ink_css_px": int(round(result["ink_px"] / scale ** 2)), **result}
-    log(f"{p.name}: ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
+    log(f"{p.name}: consent {consent_text(row['consent'])}, "
+        f"ink share {100 * row['ink_share']:.1f} % of {row['ink_px']:,} px, SSIM {row['ssim']:.3f} "
         f"(bg-only {row['ssim_bg']:.3f})")
     return row
 

@@ -6,7 +6,11 @@ ink share (when the run rebuilt its pages), from what bench/rebuild.py
 left under bench/out/rebuild/<label>/<page>/. Reports numbers; asserts
 nothing. A `--device phone` run's one-shot is the CDP one with the device
 (bench/oneshot.py `oneshot_device`), a desktop run's `--screenshot`: put
-runs of one device side by side.
+runs of one device side by side; a consent page's (issue 40) is the CDP
+one with the library's decline cookie stored first. Consent: the
+manifest's `consent`: outcome (cmp, ms), of the page's last capture; Δ:
+the capture ms against the first run given, per page, with the median of
+those differences below.
 
     bench/speed_table.py speed-before speed-after
 """
@@ -45,6 +49,7 @@ def load(label):
         with open(os.path.join(folder, page, "capture.json")) as f:
             timings = json.load(f).get("timings") or {}
         pages[page] = {"capture_ms": round(m["seconds"] * 1000), "bytes": m["bytes"], "timings": timings,
+                       "consent": m.get("consent"),
                        "oneshots": m.get("oneshots") or [],
                        "ink_share": inks.get(page), "at": os.path.getmtime(meta)}
     return dict(sorted(pages.items(), key=lambda kv: kv[1]["at"]))
@@ -60,10 +65,11 @@ def main():
     for p in pages:
         shots = [s for label in labels for s in runs[label][p]["oneshots"]]
         oneshot[p] = round(statistics.median(shots) * 1000) if shots else None
-    print("| page | run | capture ms | one-shot ms | ratio | load | scroll pass | quiet | snapshot "
+    print("| page | run | capture ms | Δ ms | one-shot ms | ratio | consent | load | scroll pass | quiet | snapshot "
           "| screenshot and details | manifest bytes | ink share |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios = {label: [] for label in labels}
+    deltas = {label: [] for label in labels}
     for page in pages:
         for label in labels:
             r = runs[label][page]
@@ -72,15 +78,22 @@ def main():
                 ratios[label].append(ratio)
             s = steps(r["timings"])
             ink = "–" if r["ink_share"] is None else f"{100 * r['ink_share']:.1f} %"
-            print(f"| {page} | {label} | {r['capture_ms']:,} | {oneshot[page] or '–'} "
-                  f"| {f'{ratio:.2f}×' if ratio else '–'} | {s['load']:,} | {s['scroll']:,} | {s['quiet']:,} "
-                  f"| {s['snapshot']:,} | {s['rest']:,} | {r['bytes']:,} | {ink} |")
+            delta = r["capture_ms"] - runs[labels[0]][page]["capture_ms"]
+            deltas[label].append(delta)
+            c = r["consent"]
+            consent = f"{c.get('outcome')} ({c.get('cmp') or 'no cmp'}, {c.get('ms')} ms)" if c else "–"
+            print(f"| {page} | {label} | {r['capture_ms']:,} | {'' if label == labels[0] else f'{delta:+,}'} "
+                  f"| {oneshot[page] or '–'} "
+                  f"| {f'{ratio:.2f}×' if ratio else '–'} | {consent} | {s['load']:,} | {s['scroll']:,} "
+                  f"| {s['quiet']:,} | {s['snapshot']:,} | {s['rest']:,} | {r['bytes']:,} | {ink} |")
     print()
     for label in labels:
         total = sum(runs[label][p]["bytes"] for p in pages)
         median = f"{statistics.median(ratios[label]):.2f}×" if ratios[label] else "–"
+        delta = "" if label == labels[0] or not deltas[label] else \
+            f"; capture ms − `{labels[0]}`'s: median {statistics.median(deltas[label]):+,.0f} ms"
         print(f"- `{label}`: capture / one-shot median {median} over {len(ratios[label])} pages; "
-              f"manifest bytes {total:,} over {len(pages)} pages")
+              f"manifest bytes {total:,} over {len(pages)} pages{delta}")
 
 
 if __name__ == "__main__":

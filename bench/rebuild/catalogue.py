@@ -6,6 +6,9 @@ a small wrapper page of ours where the package has no page of its own. They
 are fetched once into bench/out/rebuild-cache/ (git-ignored); a page whose
 package cannot be had (offline, registry down) is left out with a line on
 stderr, never a failure. `--smoke` uses two own pages and fetches nothing.
+Consent pages (bench/rebuild/consent/, issue 40): tests/api/consent.rs's
+pages, with the consent-management libraries it installs, pinned, in
+tests/fixtures/cmp/node_modules (`--pages consent`).
 """
 
 import collections
@@ -70,6 +73,22 @@ REAL = [
 READER = ("rtl", "headroom", "three", "swiper", "videojs")
 # The capture-speed set of issue 31 (`--pages speed`): tall documentation
 # pages with scroll listeners, small real pages and a 25 000-node page.
+# Issue 40: tests/api/consent.rs's pages, each with a real CMP library
+# (tests/fixtures/cmp, installed by scripts/lib.sh ensure_cmp_fixtures);
+# `--pages consent`. DECLINE: what a reader clicks to decline each banner
+# (the button whose text holds it, or the element a `#` selector names), as
+# the test's `click()` does; bench/oneshot.py `decline_cookies` clicks it to
+# learn the cookie the library stores.
+CONSENT = [
+    Page("consent-vanilla-bar", "/consent/vanilla-bar.html", "cmp"),      # vanilla-cookieconsent 3.1.0, bottom bar
+    Page("consent-vanilla-modal", "/consent/vanilla-modal.html", "cmp"),  # its centered modal, backdrop, scroll lock
+    Page("consent-klaro", "/consent/klaro.html", "cmp"),                  # Klaro 0.7.22, corner notice
+    Page("consent-osano", "/consent/osano.html", "cmp"),                  # Osano cookieconsent 3.1.1, bottom bar
+    Page("consent-tarteaucitron", "/consent/tarteaucitron.html", "cmp"),  # tarteaucitron 1.34.0, bottom bar
+    Page("consent-bare", "/consent/bare.html", None),                     # the same article, no CMP at all
+]
+DECLINE = {"consent-vanilla-bar": "Reject all", "consent-vanilla-modal": "Reject all", "consent-klaro": "I decline",
+           "consent-osano": "Decline", "consent-tarteaucitron": "#tarteaucitronAllDenied2"}
 SPEED = ("mdbook-strings", "mdbook-ownership", "mdbook-manifest", "rustdoc-option", "rustdoc", "sphinx",
          "bootstrap", "shoelace", "fontawesome", "swagger-ui", "rtl", "nodes-25000")
 
@@ -78,8 +97,13 @@ def cache_dir(root):
     return os.path.join(root, "bench", "out", "rebuild-cache")
 
 
+def cmp_modules(root):
+    return os.path.join(root, "tests", "fixtures", "cmp", "node_modules")
+
+
 def mounts(root):
     cache = cache_dir(root)
+    cmp = cmp_modules(root)
     return [mount for mount in [
         ("/", os.path.join(HERE, "pages")),
         ("/npm", os.path.join(cache, "npm", "node_modules")),
@@ -90,6 +114,11 @@ def mounts(root):
         ("/sysfonts", "/usr/share/fonts"),
         ("/rust-docs", rust_docs()),
         ("/nodes", os.path.join(cache, "nodes")),
+        ("/consent", os.path.join(HERE, "consent")),
+        ("/consent/cc", os.path.join(cmp, "vanilla-cookieconsent", "dist")),
+        ("/consent/klaro", os.path.join(cmp, "klaro", "dist")),
+        ("/consent/osano", os.path.join(cmp, "cookieconsent", "build")),
+        ("/consent/tac", os.path.join(cmp, "tarteaucitronjs")),
     ] if mount[1]]
 
 
@@ -246,6 +275,18 @@ def ensure_nodes(root, log):
     return True
 
 
+def ensure_cmp(root, log):
+    """The consent tests' CMP libraries (tests/fixtures/cmp), installed by
+    scripts/lib.sh's ensure_cmp_fixtures (`npm ci`) when missing."""
+    wanted = [os.path.join(cmp_modules(root), p) for p in (
+        "vanilla-cookieconsent/dist/cookieconsent.umd.js", "klaro/dist/klaro.js",
+        "cookieconsent/build/cookieconsent.min.js", "tarteaucitronjs/tarteaucitron.js")]
+    if all(os.path.isfile(p) for p in wanted):
+        return True
+    return run(["bash", "-c", "source scripts/lib.sh && ensure_cmp_fixtures"], log, cwd=root, timeout=600) \
+        and all(os.path.isfile(p) for p in wanted)
+
+
 def catalogue(root, smoke, log, names=None):
     """The pages to capture: `names` (all when None), or the smoke pages;
     fetches and builds what the wanted real-world pages need."""
@@ -255,9 +296,11 @@ def catalogue(root, smoke, log, names=None):
         names = list(names) + list(READER)
     if names is not None and "speed" in names:
         names = list(names) + list(SPEED)
-    pages = [p for p in OWN + REAL if names is None or p.name in names]
+    if names is not None and "consent" in names:
+        names = list(names) + [p.name for p in CONSENT]
+    pages = [p for p in OWN + REAL + CONSENT if names is None or p.name in names]
     ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx, "video": ensure_video,
-              "rust-docs": ensure_rust_docs, "nodes": ensure_nodes}
+              "rust-docs": ensure_rust_docs, "nodes": ensure_nodes, "cmp": ensure_cmp}
     needs = lambda p: p.needs.split("+") if p.needs else []  # noqa: E731
     ready = {need: ensure[need](root, log) for need in sorted({n for p in pages for n in needs(p)})}
     left_out = [p.name for p in pages if not all(ready[n] for n in needs(p))]
