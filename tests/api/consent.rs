@@ -463,3 +463,185 @@ async fn a_banner_that_cannot_be_declined_is_hidden_and_its_lock_released(pool: 
         off * 100.0
     );
 }
+
+/// A Sourcepoint-style message (SPEC §14 "Frames"): the page holds a
+/// container with a backdrop, a scroll lock on `html`, and a cross-site
+/// frame at `/index.html?message_id=…` whose buttons carry Sourcepoint's
+/// choice classes; the page removes the container when the frame posts
+/// the reader's choice, as Sourcepoint's wrapper does, and loads the
+/// tracker only on "accept". (Sourcepoint serves its message itself: no
+/// package of it is on a registry. This is the document autoconsent's
+/// Sourcepoint rule reads, served from a second loopback site so that the
+/// frame renders in a process and a CDP session of its own.)
+fn sourcepoint_page(frame_origin: &str) -> Pages {
+    let page = format!(
+        r#"<!doctype html><html class="sp-message-open"><head><meta charset="utf-8">
+        <style>
+          html.sp-message-open {{ overflow: hidden; }}
+          #sp_message_container_1234 {{ position: fixed; inset: 0; z-index: 2147483647; display: flex;
+            align-items: center; justify-content: center; background: rgba(0, 0, 0, 0.6); }}
+          #sp_message_container_1234 iframe {{ width: 480px; height: 240px; border: 0; background: white; }}
+        </style></head><body>
+        {}
+        <div id="sp_message_container_1234"><iframe id="sp_message_iframe_1234" title="SP Consent Message"
+          src="{frame_origin}/index.html?message_id=1234&consentUUID=00000000"></iframe></div>
+        <script>
+        addEventListener("message", (e) => {{
+          if (e.origin !== "{frame_origin}" || !e.data || !e.data.sp) return;
+          document.body.dataset.choice = e.data.choice;
+          document.getElementById("sp_message_container_1234").remove();
+          document.documentElement.classList.remove("sp-message-open");
+          if (e.data.choice === "accept") {{
+            const s = document.createElement("script"); s.src = "/tracker.js"; document.body.appendChild(s);
+          }}
+        }});
+        </script></body></html>"#,
+        article("")
+    );
+    vec![("/", Page::html(&page)), ("/tracker.js", tracker_page())]
+}
+
+/// Sourcepoint's message, in its frame (see [`sourcepoint_page`]): the
+/// reader's choice is posted to the page.
+fn sourcepoint_message() -> Pages {
+    let message = r#"<!doctype html><html><head><meta charset="utf-8"><style>
+          body { margin: 0; font: 15px sans-serif; padding: 24px; }
+          button { margin-right: 8px; padding: 8px 12px; }
+        </style></head><body><div class="message-container">
+        <p class="message-component">We and our partners use cookies to measure the site.</p>
+        <button class="message-component message-button sp_choice_type_11" data-choice="accept">Accept all</button>
+        <button class="message-component message-button sp_choice_type_12" data-choice="manage">Settings</button>
+        <button class="message-component message-button sp_choice_type_13" data-choice="reject">Reject all</button>
+        </div><script>
+        for (const b of document.querySelectorAll("button")) {
+          b.addEventListener("click", () => parent.postMessage({ sp: true, choice: b.dataset.choice }, "*"));
+        }
+        </script></body></html>"#;
+    vec![("/index.html", Page::html(message))]
+}
+
+/// A CMP in a cross-site frame (Sourcepoint and TrustArc work that way) is
+/// declined in its frame's own session: the reject button in the frame
+/// is pressed, the page takes its container and scroll lock away, the
+/// tracker is never fetched, and the first viewport is the bare article.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_cmp_in_a_cross_site_frame_is_declined_in_its_frame(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let frame_site = Site::start(sourcepoint_message()).await;
+    let site = Site::start(sourcepoint_page(&frame_site.url(""))).await;
+    let worker = WorkerProcess::start(&app, &[site.addr, frame_site.addr], &[]);
+    let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+    let consent = &manifest.0["consent"];
+    assert_eq!(consent["outcome"], "declined", "{consent}\n{}", worker.log_text());
+    assert_eq!(consent["cmp"], "Sourcepoint-frame", "{consent}");
+    assert_eq!(frame_site.hits("/index.html"), 1, "the message was shown once");
+    let body = manifest.nodes().iter().find(|n| n["name"] == "BODY").unwrap();
+    assert_eq!(
+        crate::helpers::manifest::attribute(body, "data-choice"),
+        Some("reject"),
+        "the frame's own reject button was pressed"
+    );
+    assert_eq!(site.hits("/tracker.js"), 0, "the consent-gated tracker was fetched");
+    let html = manifest.nodes().iter().find(|n| n["name"] == "HTML").unwrap();
+    assert_ne!(
+        manifest.style(html, "overflow-y"),
+        "hidden",
+        "the page released its scroll lock"
+    );
+
+    let shot = first_viewport(&app, &manifest).await;
+    let bare = Site::start(vec![(
+        "/",
+        Page::html(&format!("<!doctype html><html><body>{}</body></html>", article(""))),
+    )])
+    .await;
+    let reader = plain_viewport_screenshot_after(&bare.url("/"), WIDTH, HEIGHT, 1.0, None).await;
+    let off = mismatch(&shot, &reader);
+    assert!(
+        off < 0.01,
+        "{:.2} % of the first viewport differs from the bare article",
+        off * 100.0
+    );
+}
+
+/// A script of the page's own, first in its `head`: marks `html` with
+/// `data-banner-seen` on the first animation frame in which the element
+/// `selector` selects is painted in the viewport: not hidden, not
+/// transparent (itself or an ancestor), inside the viewport.
+fn banner_watch(selector: &str) -> String {
+    format!(
+        r#"<script>
+        (function watch() {{
+          const banner = document.querySelector({selector:?});
+          if (banner && banner.checkVisibility({{ opacityProperty: true, visibilityProperty: true }})) {{
+            const box = banner.getBoundingClientRect();
+            if (box.width > 0 && box.height > 0 && box.bottom > 0 && box.top < innerHeight) {{
+              document.documentElement.dataset.bannerSeen = "yes";
+            }}
+          }}
+          requestAnimationFrame(watch);
+        }})();
+        </script>"#
+    )
+}
+
+/// No flash (SPEC §14): a banner is prehidden from the first paint until
+/// it is declined, so no animation frame of the page ever paints it,
+/// while a plain Chromium does (the watch sees it there). The libraries
+/// whose banner shows before autoconsent's first look (without the
+/// prehide, each was painted; vanilla-cookieconsent and Osano's are
+/// declined before they show, prehide or not).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_declined_banner_is_never_painted(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let cases: Vec<(&str, Pages, &str)> = vec![
+        ("Klaro", klaro(), ".klaro .cookie-notice"),
+        ("tarteaucitron", tarteaucitron(), "#tarteaucitronAlertBig"),
+        ("Orejime", orejime(), ".orejime-Banner"),
+    ];
+    let mut sites = Vec::new();
+    for (_, pages, selector) in &cases {
+        let mut pages = pages.clone();
+        let page = &mut pages[0].1;
+        let html = String::from_utf8(page.body.clone()).unwrap().replacen(
+            "<head><meta charset=\"utf-8\">",
+            &format!("<head><meta charset=\"utf-8\">{}", banner_watch(selector)),
+            1,
+        );
+        page.body = html.into_bytes();
+        sites.push(Site::start(pages).await);
+    }
+    let worker = WorkerProcess::start(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>(), &[]);
+    let mut painted = Vec::new();
+    for ((name, _, _), site) in cases.iter().zip(&sites) {
+        // A reader's browser paints it.
+        let mut plain = crate::helpers::chromium::Browser::open(&site.url("/")).await;
+        plain
+            .until(
+                "document.documentElement.dataset.bannerSeen === 'yes'",
+                Duration::from_secs(10),
+            )
+            .await;
+        drop(plain);
+
+        let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+        assert_eq!(
+            manifest.0["consent"]["outcome"],
+            "declined",
+            "{name}\n{}",
+            worker.log_text()
+        );
+        let root = manifest.nodes().iter().find(|n| n["name"] == "HTML").unwrap();
+        if crate::helpers::manifest::attribute(root, "data-banner-seen").is_some() {
+            painted.push(*name);
+        }
+    }
+    assert!(
+        painted.is_empty(),
+        "an animation frame painted the banner of {painted:?}"
+    );
+}

@@ -254,10 +254,14 @@ pub struct Consent {
 
 impl Consent {
     /// Sets up the worker's world on `session` (the page's, or a frame's
-    /// while it is paused): runtime events on (the binding reports through
-    /// them), the binding, and the script for every new document.
+    /// while it is paused): page and runtime events on (Chromium makes a
+    /// named world for `addScriptToEvaluateOnNewDocument` only on a session
+    /// with the page domain on: without it a cross-site frame's world never
+    /// appeared; the binding reports through runtime events), the binding,
+    /// and the script for every new document.
     pub async fn install(cdp: &Connection, session: &str, timeout: Duration) -> Result<(), CdpError> {
         let session = Some(session);
+        cdp.send(session, &PageEnable {}, timeout).await?;
         cdp.send(session, &RuntimeEnable {}, timeout).await?;
         cdp.send(
             session,
@@ -313,6 +317,7 @@ impl Consent {
             }
         };
         let world = called.execution_context_id;
+        tracing::debug!(session, world, ?message, "consent message");
         self.log().record(session, world, &message);
         if let Message::AutoconsentError { details } = &message {
             tracing::debug!(%details, "autoconsent reported an error");
@@ -396,6 +401,14 @@ async fn evaluate(
 }
 
 // ---- The commands.
+
+#[derive(Serialize)]
+struct PageEnable {}
+
+impl Command for PageEnable {
+    const METHOD: &'static str = "Page.enable";
+    type Reply = Done;
+}
 
 #[derive(Serialize)]
 struct RuntimeEnable {}
