@@ -403,6 +403,7 @@ async fn a_page_without_a_cmp_is_left_alone_whatever_its_text_says(pool: PgPool)
         <p>We use cookies, butter and sugar. Accept the recipe's terms or reject them below.</p>
         <form><button type="button" id="accept" onclick="this.dataset.clicked='yes'">Accept</button>
               <button type="button" id="reject" onclick="this.dataset.clicked='yes'">Reject</button></form>
+        <div class="message-overlay" id="overlay">Today's message: cookies are half price.</div>
         <dialog open id="region" style="position:fixed; bottom:0; left:0; right:0; margin:0">
           <p>Choose your region to see prices. We use cookies to remember it.</p>
           <button type="button" onclick="this.dataset.clicked='yes'">Accept all</button>
@@ -423,6 +424,19 @@ async fn a_page_without_a_cmp_is_left_alone_whatever_its_text_says(pool: PgPool)
         shown(&manifest, manifest.element("region")),
         "the page's own dialog stays"
     );
+    // `.message-overlay` is one of the prehide selectors (Sourcepoint's):
+    // the page's own element of that class is captured as it shows, and
+    // nothing of the worker's is in the page.
+    assert!(
+        shown(&manifest, manifest.element("overlay")),
+        "the page's element a prehide selector matches is captured hidden"
+    );
+    let ours: Vec<&Value> = manifest
+        .nodes()
+        .iter()
+        .filter(|n| crate::helpers::manifest::attribute(n, "id").is_some_and(|id| id.starts_with("autoconsent")))
+        .collect();
+    assert!(ours.is_empty(), "the worker's own elements were captured: {ours:?}");
 }
 
 /// A CMP the rules recognize but whose banner offers no way to decline

@@ -143,7 +143,7 @@ async fn run(
     page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
     timings.reveal_ms = since_start();
 
-    let consent = page.consent().instrument(step("consent")).await;
+    let consent = page.consent_last().instrument(step("consent")).await;
     crate::metrics::consent(&consent);
     page.quiet_and_freeze().instrument(step("quiet")).await?;
     timings.quiet_ms = since_start();

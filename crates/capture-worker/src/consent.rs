@@ -125,6 +125,18 @@ pub const HIDE: &str = r#"(() => {
   return true;
 })()"#;
 
+/// In the world, once the capture is about to freeze the page: the
+/// prehide lifted. autoconsent keeps it while it still looks for a CMP
+/// (20 tries, 500 ms apart) or for `prehideTimeout`; on a page without a
+/// banner, that would capture any element a rule's prehide selector
+/// matches at `opacity: 0`, and the prehide's own `<style>` as the page's.
+pub const LIFT_PREHIDE: &str = r#"(() => {
+  const ac = window.__autoconsent;
+  if (!ac) return false;
+  ac.undoPrehide();
+  return true;
+})()"#;
+
 /// A message of autoconsent's (the fields the worker reads).
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -216,6 +228,11 @@ impl ConsentLog {
         } else if is_default {
             self.main_worlds.insert((session.to_owned(), frame_id.to_owned()), id);
         }
+    }
+
+    /// Every worker world seen, with its session.
+    pub fn worlds(&self) -> Vec<(String, i64)> {
+        self.worlds.keys().cloned().collect()
     }
 
     /// The main world of the frame whose worker world is `context`.
@@ -373,6 +390,29 @@ impl Consent {
         }
         let ms = self.log().spent().as_millis() as u64;
         ConsentInfo { cmp, outcome, ms }
+    }
+
+    /// [`Consent::settle`], the last time: then the prehide is lifted in
+    /// every world but the one whose banner is hidden ([`LIFT_PREHIDE`]).
+    pub async fn finish(&self, cdp: &Connection, timeout: Duration) -> ConsentInfo {
+        let info = self.settle(cdp, timeout).await;
+        let (worlds, hidden) = {
+            let log = self.log();
+            let hidden = match (&log.popup, info.outcome) {
+                (Some(popup), ConsentOutcome::Hidden) => Some((popup.session.clone(), popup.context)),
+                _ => None,
+            };
+            (log.worlds(), hidden)
+        };
+        for (session, world) in worlds {
+            if hidden.as_ref() == Some(&(session.clone(), world)) {
+                continue;
+            }
+            if let Err(e) = evaluate(cdp, &session, world, LIFT_PREHIDE, timeout).await {
+                tracing::debug!(error = %e, "a world's prehide could not be lifted (its frame may be gone)");
+            }
+        }
+        info
     }
 }
 

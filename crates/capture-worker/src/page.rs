@@ -32,6 +32,13 @@ use crate::protocol::{self, Evaluated, FrameOwner, LayoutMetrics, Navigated, Pag
 
 /// A page that does not evaluate `1` within this, while its browser
 /// answers, is stuck in its own script.
+/// What a capture that keeps the banner says of it.
+const KEPT: ConsentInfo = ConsentInfo {
+    cmp: None,
+    outcome: ConsentOutcome::Kept,
+    ms: 0,
+};
+
 const UNRESPONSIVE_CHECK: Duration = Duration::from_secs(2);
 pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
@@ -182,11 +189,17 @@ impl Page {
     pub async fn consent(&self) -> ConsentInfo {
         match &self.consent {
             Some(consent) => consent.settle(&self.cdp, COMMAND_TIMEOUT).await,
-            None => ConsentInfo {
-                cmp: None,
-                outcome: ConsentOutcome::Kept,
-                ms: 0,
-            },
+            None => KEPT,
+        }
+    }
+
+    /// [`Page::consent`] for the last time, before the page is frozen: then
+    /// the prehide is lifted wherever no banner is left hidden, so that
+    /// the capture holds the page as it is (SPEC §14 "Only consent").
+    pub async fn consent_last(&self) -> ConsentInfo {
+        match &self.consent {
+            Some(consent) => consent.finish(&self.cdp, COMMAND_TIMEOUT).await,
+            None => KEPT,
         }
     }
 
