@@ -161,11 +161,13 @@ pub async fn grant_free_slots(
 impl Dispatcher {
     /// One pass, one transaction ([`grant`]), then the granted attempts'
     /// messages go to the publisher.
+    #[tracing::instrument(name = "dispatch.pass", level = "debug", skip_all, fields(limit, dispatched))]
     pub async fn dispatch_once(&self, limit: i64) -> anyhow::Result<Pass> {
         let mut tx = self.pool.begin().await?;
         let granted = grant(&mut tx, &self.limits, limit, self.publisher.lease()).await?;
         tx.commit().await?;
         let dispatched = granted.messages.len();
+        tracing::Span::current().record("dispatched", dispatched);
         let in_flight = granted.in_flight + dispatched as i64;
         self.metrics.capture_in_flight(in_flight);
         for message in granted.messages {

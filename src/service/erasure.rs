@@ -97,6 +97,7 @@ impl Eraser {
     /// Erases every due entry, batch after batch, then updates the pending
     /// gauges. An entry whose S3 calls fail stays in the ledger for a later
     /// pass; only a database error ends the pass early.
+    #[tracing::instrument(name = "erasure.pass", level = "debug", skip_all)]
     pub async fn pass_once(&self) -> anyhow::Result<PassReport> {
         let mut report = PassReport::default();
         loop {
@@ -129,6 +130,7 @@ impl Eraser {
     /// Lists every claimed prefix, deletes what the listings found across
     /// the batch (≤ 1 000 keys a call), then finishes each entry whose
     /// late writers' window is over and whose prefix now lists empty.
+    #[tracing::instrument(name = "erasure.batch", level = "debug", skip_all, fields(entries = claimed.len()))]
     async fn erase_batch(
         &self,
         lease: &str,
@@ -361,6 +363,7 @@ pub struct OrphanReport {
 /// orphan to `out` (`would erase` in a dry run, which deletes nothing) and
 /// one summary line. A prefix that is not a canonical import id, and every
 /// key not of an attempt's shape, is left alone.
+#[tracing::instrument(name = "erase_orphans", skip_all, fields(bucket, older_than_s = older_than.as_secs(), dry_run))]
 pub async fn erase_orphans(
     pool: &PgPool,
     s3: &aws_sdk_s3::Client,

@@ -42,6 +42,7 @@ impl Sweeper {
     /// LOCKED`), so replicas never sweep the same row, and a late callback
     /// for the old attempt waits for the commit and then finds the fence
     /// moved. Returns how many attempts timed out.
+    #[tracing::instrument(name = "sweeper.pass", level = "debug", skip_all)]
     pub async fn sweep_once(&self) -> anyhow::Result<usize> {
         let mut swept = 0;
         loop {
