@@ -269,6 +269,24 @@ async fn first_viewport(app: &TestApp, manifest: &Manifest) -> Vec<u8> {
     app.object(key).await
 }
 
+/// The capture's first viewport is the article alone, as a plain Chromium
+/// shows it: no banner, no backdrop (within anti-aliasing).
+async fn assert_first_viewport_is_the_bare_article(app: &TestApp, manifest: &Manifest) {
+    let shot = first_viewport(app, manifest).await;
+    let bare = Site::start(vec![(
+        "/",
+        Page::html(&format!("<!doctype html><html><body>{}</body></html>", article(""))),
+    )])
+    .await;
+    let reader = plain_viewport_screenshot_after(&bare.url("/"), WIDTH, HEIGHT, 1.0, None).await;
+    let off = mismatch(&shot, &reader);
+    assert!(
+        off < 0.01,
+        "{:.2} % of the first viewport differs from the bare article",
+        off * 100.0
+    );
+}
+
 /// Whether `node` is laid out and not made invisible (an element with
 /// `display: none` has no layout, so no computed style, in the manifest).
 fn shown(manifest: &Manifest, node: &Value) -> bool {
@@ -463,19 +481,7 @@ async fn a_banner_that_cannot_be_declined_is_hidden_and_its_lock_released(pool: 
     );
 
     // What the reader sees of the page: the article, no backdrop over it.
-    let shot = first_viewport(&app, &manifest).await;
-    let bare = Site::start(vec![(
-        "/",
-        Page::html(&format!("<!doctype html><html><body>{}</body></html>", article(""))),
-    )])
-    .await;
-    let reader = plain_viewport_screenshot_after(&bare.url("/"), WIDTH, HEIGHT, 1.0, None).await;
-    let off = mismatch(&shot, &reader);
-    assert!(
-        off < 0.01,
-        "{:.2} % of the first viewport differs from the bare article",
-        off * 100.0
-    );
+    assert_first_viewport_is_the_bare_article(&app, &manifest).await;
 }
 
 /// A Sourcepoint-style message (SPEC §14 "Frames"): the page holds a
@@ -565,19 +571,7 @@ async fn a_cmp_in_a_cross_site_frame_is_declined_in_its_frame(pool: PgPool) {
         "the page released its scroll lock"
     );
 
-    let shot = first_viewport(&app, &manifest).await;
-    let bare = Site::start(vec![(
-        "/",
-        Page::html(&format!("<!doctype html><html><body>{}</body></html>", article(""))),
-    )])
-    .await;
-    let reader = plain_viewport_screenshot_after(&bare.url("/"), WIDTH, HEIGHT, 1.0, None).await;
-    let off = mismatch(&shot, &reader);
-    assert!(
-        off < 0.01,
-        "{:.2} % of the first viewport differs from the bare article",
-        off * 100.0
-    );
+    assert_first_viewport_is_the_bare_article(&app, &manifest).await;
 }
 
 /// A script of the page's own, first in its `head`: marks `html` with
