@@ -362,6 +362,10 @@ async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) 
             0,
             "{name}: the consent-gated tracker was fetched"
         );
+        // The article is 2 044 px tall (header 112, band 300, text 1 632):
+        // the page's full height, not the viewport a scroll lock left.
+        let height = manifest.0["page"]["contentHeight"].as_u64().unwrap();
+        assert!(height >= 2_044, "{name}: content height {height}");
 
         let shot = first_viewport(&app, &manifest).await;
         let reader = plain_viewport_screenshot_after(
