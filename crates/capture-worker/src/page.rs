@@ -30,8 +30,6 @@ use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
 use crate::protocol::{self, Evaluated, FrameOwner, LayoutMetrics, Navigated, PageEvent, ResponseBody};
 
-/// A page that does not evaluate `1` within this, while its browser
-/// answers, is stuck in its own script.
 /// What a capture that keeps the banner says of it.
 const KEPT: ConsentInfo = ConsentInfo {
     cmp: None,
@@ -39,6 +37,8 @@ const KEPT: ConsentInfo = ConsentInfo {
     ms: 0,
 };
 
+/// A page that does not evaluate `1` within this, while its browser
+/// answers, is stuck in its own script.
 const UNRESPONSIVE_CHECK: Duration = Duration::from_secs(2);
 pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
