@@ -263,6 +263,33 @@ async fn capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &s
     app.manifest(&id, 1).await
 }
 
+/// A worker with its health and metrics listener on a free port.
+fn worker_with_metrics(app: &TestApp, sites: &[std::net::SocketAddr]) -> (WorkerProcess, std::net::SocketAddr) {
+    let health = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let worker = WorkerProcess::start(app, sites, &[("WORKER_HEALTH_ADDR", &health.to_string())]);
+    (worker, health)
+}
+
+/// How many frames the worker gave autoconsent (its metric).
+async fn engine_loads(health: std::net::SocketAddr) -> u64 {
+    let metrics = reqwest::get(format!("http://{health}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("worker_consent_engine_loads_total "))
+        .unwrap_or_else(|| panic!("no engine count in {metrics}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 /// The first viewport of the capture's screenshot.
 async fn first_viewport(app: &TestApp, manifest: &Manifest) -> Vec<u8> {
     let key = manifest.0["screenshot"]["key"].as_str().unwrap();
@@ -342,9 +369,14 @@ async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) 
     ];
     let sites: Vec<Site> =
         futures::future::join_all(cases.iter().map(|(_, pages, _)| Site::start(pages.clone()))).await;
-    let worker = WorkerProcess::start(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>(), &[]);
+    let (worker, health) = worker_with_metrics(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>());
     for ((name, _, decline), site) in cases.iter().zip(&sites) {
+        let loaded = engine_loads(health).await;
         let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
+        assert!(
+            engine_loads(health).await > loaded,
+            "{name}: autoconsent was loaded where the CMP's marks showed"
+        );
         let consent = &manifest.0["consent"];
         assert_eq!(
             consent["outcome"],
@@ -432,9 +464,14 @@ async fn a_page_without_a_cmp_is_left_alone_whatever_its_text_says(pool: PgPool)
           <button type="button" onclick="this.dataset.clicked='yes'">Reject all</button>
         </dialog></body></html>"#;
     let site = Site::start(vec![("/", Page::html(html))]).await;
-    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let (worker, health) = worker_with_metrics(&app, &[site.addr]);
     let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
     assert_eq!(manifest.0["consent"], json!({"cmp": null, "outcome": "none", "ms": 0}));
+    assert_eq!(
+        engine_loads(health).await,
+        0,
+        "a page without a CMP's marks never loads autoconsent (SPEC §14 \"Cost\")"
+    );
     for id in ["accept", "reject"] {
         let button = manifest.element(id);
         assert!(

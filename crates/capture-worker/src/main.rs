@@ -136,6 +136,8 @@ async fn run(config: Config) -> anyhow::Result<()> {
     tracing::info!(
         concurrency = config.concurrency,
         autoconsent = consent::AUTOCONSENT_VERSION.trim(),
+        consent_marks = consent::plan().top.marks.len(),
+        consent_unmarked = ?consent::plan().unmarked,
         "capture worker started"
     );
     let running = queue::run(queue, worker.clone(), config.concurrency, shutdown.clone());

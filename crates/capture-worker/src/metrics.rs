@@ -22,6 +22,9 @@ const DROPPED: &str = "worker_capture_data_dropped_total";
 /// Consent banners by outcome and CMP (SPEC §14): `cmp` is the name of the
 /// rule that recognized it, `none` without one.
 const CONSENT: &str = "worker_consent_outcomes_total";
+/// Frames that showed a CMP's marks and were given autoconsent (SPEC §14
+/// "Cost": a page without a CMP never is).
+const CONSENT_ENGINES: &str = "worker_consent_engine_loads_total";
 /// What a capture may leave out when Chromium does not answer for it
 /// ([`dropped`]).
 const DROPPABLE: [&str; 2] = ["asset_body", "platform_fonts"];
@@ -47,7 +50,7 @@ pub fn install(browser_max_captures: u32) -> anyhow::Result<PrometheusHandle> {
     for cause in Cause::one_of_each() {
         metrics::counter!(CAPTURES, "outcome" => cause.reason(), "class" => cause.class()).increment(0);
     }
-    for name in [BROWSER_CRASHES, BROWSER_RELAUNCHES, BROWSER_RESTARTS] {
+    for name in [BROWSER_CRASHES, BROWSER_RELAUNCHES, BROWSER_RESTARTS, CONSENT_ENGINES] {
         metrics::counter!(name).increment(0);
     }
     for what in DROPPABLE {
@@ -71,6 +74,11 @@ pub fn install(browser_max_captures: u32) -> anyhow::Result<PrometheusHandle> {
 pub fn consent(consent: &ConsentInfo) {
     let cmp = consent.cmp.clone().unwrap_or_else(|| "none".to_owned());
     metrics::counter!(CONSENT, "outcome" => consent.outcome.as_str(), "cmp" => cmp).increment(1);
+}
+
+/// autoconsent loaded in a frame that showed a CMP's marks.
+pub fn consent_engine_loaded() {
+    metrics::counter!(CONSENT_ENGINES).increment(1);
 }
 
 pub fn capture_completed() {

@@ -70,8 +70,28 @@
   const touch = () => {
     state.lastChange = performance.now();
   };
+  // The consent prehide (`style#autoconsent-prehide`, put in and taken
+  // away by the worker's consent world, SPEC §14) is not the page moving:
+  // its removal before the page is frozen would otherwise start the wait
+  // for a still page again.
+  const prehide = (n) => n && n.nodeName === 'STYLE' && n.id === 'autoconsent-prehide';
+  const onlyPrehide = (nodes) => {
+    for (let i = 0; i < nodes.length; i++) if (!prehide(nodes[i])) return false;
+    return true;
+  };
+  const ours = (r) =>
+    prehide(r.target) ||
+    (r.target && prehide(r.target.parentNode)) ||
+    (r.type === 'childList' &&
+      r.addedNodes.length + r.removedNodes.length > 0 &&
+      onlyPrehide(r.addedNodes) &&
+      onlyPrehide(r.removedNodes));
   const MO = w.MutationObserver;
-  const mutations = new MO(touch);
+  const mutations = new MO((records) => {
+    for (let i = 0; i < records.length; i++) {
+      if (!ours(records[i])) return touch();
+    }
+  });
   const watchTree = (root) =>
     mutations.observe(root, { subtree: true, childList: true, attributes: true, characterData: true });
   watchTree(document);

@@ -9,22 +9,34 @@
 //! frame's, before the frame runs. The page's scripts cannot see it or
 //! change what its built-ins do. It talks to the worker over a CDP binding
 //! ([`BINDING`], exposed only in that world; `Runtime.bindingCalled`), never
-//! by polling. The rules (250 KiB) are part of the script, so its `init`
-//! is answered in the world itself; the worker hears every message.
+//! by polling.
 //!
-//! **What the worker does with the messages.** `eval` (a rule's snippet
-//! that must read the page's own objects, e.g. a CMP's API) is evaluated in
-//! the main world of the frame that asked, and answered. `cmpDetected`,
-//! `popupFound`, `optOutResult`, `autoconsentDone` and `autoconsentError`
-//! are recorded in [`ConsentLog`]; the capture waits for an opt-out under
-//! way, at most [`BUDGET`] after its popup was found, then decides the
-//! outcome (`Page::consent`).
+//! **In two stages** ([`scripts`]): every document gets the light script,
+//! which prehides every known CMP's banner from the first paint and looks
+//! for the marks a CMP must show ([`rules`]); only a frame that shows one
+//! gets autoconsent itself (the engine, with its rules, so that its `init`
+//! is answered in the world). A page without a CMP never compiles it.
+//!
+//! **What the worker does with the messages.** `marks` loads the engine in
+//! the world that sent it. `eval` (a rule's snippet that must read the
+//! page's own objects, e.g. a CMP's API) is evaluated in the main world of
+//! the frame that asked, and answered. `report` (autoconsent's state),
+//! `cmpDetected`, `popupFound`, `optOutResult`, `autoconsentDone` and
+//! `autoconsentError` are recorded in [`ConsentLog`]; the capture waits
+//! while a marked frame's first look for its CMP goes on and for an opt-out
+//! under way, each at most [`BUDGET`], then decides the outcome
+//! (`Page::consent`).
 //!
 //! **Only consent.** Rules only: autoconsent's text heuristic is off, so a
 //! page whose text says "accept" or "reject" is never clicked or hidden.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+mod rules;
+mod scripts;
+
+pub use scripts::plan;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use page_import_contract::capture::{ConsentInfo, ConsentOutcome};
@@ -38,109 +50,28 @@ use crate::protocol::{BindingCalled, Evaluated, ExecutionContextCreated};
 pub const WORLD: &str = "page-import-consent";
 /// The binding the world reports on.
 pub const BINDING: &str = "__pageImportConsent";
-/// How long an opt-out may take once its popup was found; then the banner
-/// is hidden (SPEC §14 "Cost": 1.5 s over the page without its banner).
+/// How long an opt-out may take once its popup was found, then the banner
+/// is hidden; and how long a frame that showed a CMP's marks may take to
+/// find its popup (SPEC §14 "Cost": 1.5 s over the page without its
+/// banner).
 pub const BUDGET: Duration = Duration::from_millis(1_500);
 
-const BUNDLE: &str = include_str!("../vendor/autoconsent/autoconsent.playwright.js");
-const RULES: &str = include_str!("../vendor/autoconsent/compact-rules.json");
+const BUNDLE: &str = include_str!("../../vendor/autoconsent/autoconsent.playwright.js");
+const RULES: &str = include_str!("../../vendor/autoconsent/compact-rules.json");
 /// Our rules, in autoconsent's rule syntax, beside its own.
-const OUR_RULES: &str = include_str!("consent_rules.json");
-pub const AUTOCONSENT_VERSION: &str = include_str!("../vendor/autoconsent/VERSION");
-
-/// Where the bundle makes its one instance: kept on the world's `window`
-/// so that the worker can ask it, after the opt-out, whether the popup is
-/// still up, and hide it if it is.
-const INSTANCE: &str = "const consent = new AutoConsent(";
-const INSTANCE_KEPT: &str = "const consent = window.__autoconsent = new AutoConsent(";
-
-/// autoconsent's configuration: opt out, prehide from the first paint (kept
-/// for as long as a capture may wait), rules only (no text heuristic), no
-/// logs.
-const CONFIG: &str = r#"{
-  "enabled": true, "autoAction": "optOut", "disabledCmps": [],
-  "enablePrehide": true, "prehideTimeout": 30000,
-  "enableCosmeticRules": true, "enableGeneratedRules": true, "detectRetries": 20,
-  "isMainWorld": false, "enableHeuristicDetection": false, "heuristicMode": "off",
-  "enablePopupMutationObserver": false, "visualTest": false, "performanceLoggingEnabled": false,
-  "heuristicPopupSearchTimeout": 0,
-  "logs": {"lifecycle": false, "rulesteps": false, "detectionsteps": false, "evals": false,
-           "errors": false, "messages": false, "waits": false}
-}"#;
-
-/// The script of the worker's world: the bridge, then autoconsent.
-pub fn script() -> &'static str {
-    static SCRIPT: LazyLock<String> = LazyLock::new(|| {
-        assert!(
-            BUNDLE.contains(INSTANCE),
-            "autoconsent no longer makes its instance as expected"
-        );
-        let bundle = BUNDLE.replacen(INSTANCE, INSTANCE_KEPT, 1);
-        format!(
-            r#"(() => {{
-  const report = window.{BINDING};
-  if (typeof report !== "function") return;
-  const config = {CONFIG};
-  const rules = {{ autoconsent: {OUR_RULES}, compact: {RULES} }};
-  window.autoconsentSendMessage = (message) => {{
-    if (message && message.type === "init") {{
-      setTimeout(() => window.autoconsentReceiveMessage({{ type: "initResp", config, rules }}), 0);
-    }}
-    report(JSON.stringify(message));
-    return Promise.resolve();
-  }};
-}})();
-{bundle}"#
-        )
-    });
-    &SCRIPT
-}
-
-/// In the world, after the opt-out: whether the CMP's popup is still up
-/// (autoconsent's own check of its rule, bounded).
-pub const POPUP_STILL_UP: &str = r#"(async () => {
-  const cmp = window.__autoconsent && window.__autoconsent.foundCmp;
-  if (!cmp) return false;
-  const up = cmp.detectPopup().then((v) => !!v, () => false);
-  return Promise.race([up, new Promise((r) => setTimeout(() => r(false), 300))]);
-})()"#;
-
-/// In the world: hides the CMP's elements (its rule's own selectors, and
-/// every known CMP's prehide selectors) and releases a scroll lock left on
-/// `html` or `body`. True when the frame had a CMP to hide.
-pub const HIDE: &str = r#"(() => {
-  const ac = window.__autoconsent;
-  const cmp = ac && ac.foundCmp;
-  if (!cmp) return false;
-  const selectors = (cmp.prehideSelectors || []).concat(cmp.rule && cmp.rule.prehideSelectors || []);
-  if (selectors.length) ac.domActions.hide(selectors.join(","), "display");
-  ac.prehideElements();
-  for (const el of [document.documentElement, document.body]) {
-    if (!el) continue;
-    const style = getComputedStyle(el);
-    if (style.overflow === "hidden" || style.overflowY === "hidden") {
-      el.style.setProperty("overflow", "visible", "important");
-    }
-  }
-  return true;
-})()"#;
-
-/// In the world, once the capture is about to freeze the page: the
-/// prehide lifted. autoconsent keeps it while it still looks for a CMP
-/// (20 tries, 500 ms apart) or for `prehideTimeout`; on a page without a
-/// banner, that would capture any element a rule's prehide selector
-/// matches at `opacity: 0`, and the prehide's own `<style>` as the page's.
-pub const LIFT_PREHIDE: &str = r#"(() => {
-  const ac = window.__autoconsent;
-  if (!ac) return false;
-  ac.undoPrehide();
-  return true;
-})()"#;
+const OUR_RULES: &str = include_str!("../consent_rules.json");
+pub const AUTOCONSENT_VERSION: &str = include_str!("../../vendor/autoconsent/VERSION");
 
 /// A message of autoconsent's (the fields the worker reads).
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Message {
+    /// The light script's: the frame shows a CMP's mark.
+    Marks,
+    /// autoconsent's state, sent on every change of it.
+    Report {
+        state: State,
+    },
     Init,
     Eval {
         id: String,
@@ -167,6 +98,26 @@ pub enum Message {
     Other,
 }
 
+/// The part of autoconsent's state the worker reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    pub lifecycle: String,
+    pub find_cmp_attempts: u32,
+}
+
+impl State {
+    /// Its first look for a CMP is over: nothing found on the first try
+    /// (it retries, as a late banner would be found), or a CMP found.
+    fn looked(&self) -> bool {
+        self.find_cmp_attempts >= 2
+            || !matches!(
+                self.lifecycle.as_str(),
+                "loading" | "initialized" | "waitingForInitResponse" | "started"
+            )
+    }
+}
+
 /// What the CMPs of a page did, as reported, and where each world lives.
 #[derive(Debug, Default)]
 pub struct ConsentLog {
@@ -185,6 +136,13 @@ pub struct ConsentLog {
     worlds: HashMap<(String, i64), String>,
     /// Each frame's main-world execution context, per session.
     main_worlds: HashMap<(String, String), i64>,
+    /// The worlds whose frame showed a CMP's marks (the engine was loaded
+    /// there), and when.
+    marked: HashMap<(String, i64), Instant>,
+    /// The marked worlds whose autoconsent ended its first look for a CMP.
+    looked: HashSet<(String, i64)>,
+    /// When the capture last stopped waiting for a marked frame's look.
+    waited_until: Option<Instant>,
 }
 
 #[derive(Debug, Clone)]
@@ -216,6 +174,16 @@ impl ConsentLog {
                 self.ended_at.get_or_insert_with(Instant::now);
             }
             Message::AutoconsentDone { is_cosmetic, .. } => self.done_cosmetic = Some(*is_cosmetic),
+            Message::Marks => {
+                self.marked
+                    .entry((session.to_owned(), context))
+                    .or_insert_with(Instant::now);
+            }
+            Message::Report { state } => {
+                if state.looked() {
+                    self.looked.insert((session.to_owned(), context));
+                }
+            }
             Message::Init | Message::Eval { .. } | Message::AutoconsentError { .. } | Message::Other => {}
         }
     }
@@ -230,6 +198,15 @@ impl ConsentLog {
         }
     }
 
+    /// The worker worlds whose frame has shown no CMP's marks yet.
+    fn unmarked_worlds(&self) -> Vec<(String, i64)> {
+        self.worlds
+            .keys()
+            .filter(|w| !self.marked.contains_key(*w))
+            .cloned()
+            .collect()
+    }
+
     /// Every worker world seen, with its session.
     pub fn worlds(&self) -> Vec<(String, i64)> {
         self.worlds.keys().cloned().collect()
@@ -241,15 +218,32 @@ impl ConsentLog {
         self.main_worlds.get(&(session.to_owned(), frame.clone())).copied()
     }
 
-    /// The time the banner cost: from its popup's detection to the
-    /// opt-out's result, or to the end of the budget (asked again later,
-    /// the same answer).
+    /// The time the banner cost: from the first CMP's marks (or its popup)
+    /// to the opt-out's result, to the end of the budget, or, without a
+    /// popup, to when the capture stopped waiting (asked again later, the
+    /// same answer).
     pub fn spent(&self) -> Duration {
-        let Some(popup) = &self.popup else {
+        let first_mark = self.marked.values().min().copied();
+        let popup_at = self.popup.as_ref().map(|p| p.found_at);
+        let Some(start) = first_mark.into_iter().chain(popup_at).min() else {
             return Duration::ZERO;
         };
-        let end = self.ended_at.unwrap_or(popup.found_at + BUDGET).min(Instant::now());
-        end.saturating_duration_since(popup.found_at)
+        let end = match popup_at {
+            Some(found_at) => self.ended_at.unwrap_or(found_at + BUDGET),
+            None => self.waited_until.unwrap_or(start),
+        };
+        end.min(Instant::now()).saturating_duration_since(start)
+    }
+
+    /// Whether the capture should wait for a frame that showed a CMP's
+    /// marks: its autoconsent has not ended its first look, no popup was
+    /// found yet, within the budget from its marks.
+    pub fn looking(&self, now: Instant) -> bool {
+        self.popup.is_none()
+            && self
+                .marked
+                .iter()
+                .any(|(world, at)| !self.looked.contains(world) && now < *at + BUDGET)
     }
 
     /// Whether the capture should wait: a popup was found and its opt-out
@@ -292,7 +286,7 @@ impl Consent {
         cdp.send(
             session,
             &AddScriptToEvaluateOnNewDocument {
-                source: script(),
+                source: scripts::light(),
                 world_name: WORLD,
             },
             timeout,
@@ -339,6 +333,15 @@ impl Consent {
         if let Message::AutoconsentError { details } = &message {
             tracing::debug!(%details, "autoconsent reported an error");
         }
+        if let Message::Marks = message {
+            let (cdp, session) = (cdp.clone(), session.to_owned());
+            tokio::spawn(async move {
+                match evaluate(&cdp, &session, world, scripts::engine(), timeout).await {
+                    Ok(_) => crate::metrics::consent_engine_loaded(),
+                    Err(e) => tracing::warn!(error = %e, "autoconsent could not be loaded in a frame that shows a CMP"),
+                }
+            });
+        }
         if let Message::Eval { id, code } = message {
             let main = self.log().main_world_of(session, world);
             let (cdp, session) = (cdp.clone(), session.to_owned());
@@ -360,11 +363,27 @@ impl Consent {
         }
     }
 
-    /// Waits while an opt-out is under way (at most [`BUDGET`] after its
-    /// popup was found), then decides: declined (and the popup really
+    /// Waits while a marked frame looks for its CMP and while an opt-out is
+    /// under way (each at most [`BUDGET`]), then decides: declined (and the popup really
     /// gone), or hidden (its elements and scroll lock undone here).
     pub async fn settle(&self, cdp: &Connection, timeout: Duration) -> ConsentInfo {
-        while self.log().opting_out(Instant::now()) {
+        self.look(cdp, timeout).await;
+        let mut waited = false;
+        loop {
+            let waiting = {
+                let now = Instant::now();
+                let mut log = self.log();
+                let looking = log.looking(now);
+                waited |= looking;
+                let waiting = looking || log.opting_out(now);
+                if !waiting && waited {
+                    log.waited_until = Some(now);
+                }
+                waiting
+            };
+            if !waiting {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
         let (popup, claims_declined) = {
@@ -373,7 +392,7 @@ impl Consent {
             (log.popup.clone(), claims)
         };
         let still_up = match (&popup, claims_declined) {
-            (Some(popup), true) => evaluate(cdp, &popup.session, popup.context, POPUP_STILL_UP, timeout)
+            (Some(popup), true) => evaluate(cdp, &popup.session, popup.context, scripts::POPUP_STILL_UP, timeout)
                 .await
                 .map(|v| v == Value::Bool(true))
                 .unwrap_or(false),
@@ -384,7 +403,7 @@ impl Consent {
             (log.cmp.clone(), outcome(&log, still_up))
         };
         if let (Some(popup), ConsentOutcome::Hidden) = (&popup, outcome) {
-            if let Err(e) = evaluate(cdp, &popup.session, popup.context, HIDE, timeout).await {
+            if let Err(e) = evaluate(cdp, &popup.session, popup.context, scripts::HIDE, timeout).await {
                 tracing::warn!(error = %e, cmp = %popup.cmp, "the consent popup could not be hidden");
             }
         }
@@ -392,8 +411,22 @@ impl Consent {
         ConsentInfo { cmp, outcome, ms }
     }
 
+    /// Asks every world not yet marked to look for marks now
+    /// ([`scripts::LOOK`]); a world that shows one is marked here (its
+    /// report, which loads the engine, may come after the answer).
+    async fn look(&self, cdp: &Connection, timeout: Duration) {
+        let worlds = self.log().unmarked_worlds();
+        for (session, world) in worlds {
+            match evaluate(cdp, &session, world, scripts::LOOK, timeout).await {
+                Ok(Value::Bool(true)) => self.log().record(&session, world, &Message::Marks),
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "a world could not look for marks (its frame may be gone)"),
+            }
+        }
+    }
+
     /// [`Consent::settle`], the last time: then the prehide is lifted in
-    /// every world but the one whose banner is hidden ([`LIFT_PREHIDE`]).
+    /// every world but the one whose banner is hidden ([`scripts::LIFT_PREHIDE`]).
     pub async fn finish(&self, cdp: &Connection, timeout: Duration) -> ConsentInfo {
         let info = self.settle(cdp, timeout).await;
         let (worlds, hidden) = {
@@ -408,7 +441,7 @@ impl Consent {
             if hidden.as_ref() == Some(&(session.clone(), world)) {
                 continue;
             }
-            if let Err(e) = evaluate(cdp, &session, world, LIFT_PREHIDE, timeout).await {
+            if let Err(e) = evaluate(cdp, &session, world, scripts::LIFT_PREHIDE, timeout).await {
                 tracing::debug!(error = %e, "a world's prehide could not be lifted (its frame may be gone)");
             }
         }
@@ -515,17 +548,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_script_keeps_autoconsents_instance_and_carries_the_rules() {
-        let script = script();
-        assert!(
-            script.contains(INSTANCE_KEPT),
-            "the bundle's instance is kept on the world's window"
-        );
-        assert!(script.contains(r#""autoAction": "optOut""#));
-        assert!(script.contains(r#""enableHeuristicDetection": false"#));
+    fn the_vendored_files_read() {
         assert!(serde_json::from_str::<serde_json::Value>(RULES).is_ok());
         assert!(serde_json::from_str::<serde_json::Value>(OUR_RULES).unwrap().is_array());
-        assert!(serde_json::from_str::<serde_json::Value>(CONFIG).is_ok());
         assert!(AUTOCONSENT_VERSION.trim().split('.').count() == 3);
     }
 
@@ -547,7 +572,47 @@ mod tests {
             read(r#"{"type":"autoconsentDone","cmp":"K","isCosmetic":true,"url":"x","duration":1,"totalClicks":0}"#),
             Message::AutoconsentDone { is_cosmetic: true, .. }
         ));
-        assert!(matches!(read(r#"{"type":"report","instanceId":"1"}"#), Message::Other));
+        assert!(matches!(
+            read(r#"{"type":"report","instanceId":"1","state":{"lifecycle":"started","findCmpAttempts":2,"clicks":0}}"#),
+            Message::Report { ref state } if state.looked()
+        ));
+        assert!(matches!(read(r#"{"type":"marks"}"#), Message::Marks));
+        assert!(matches!(
+            read(r#"{"type":"selfTestResult","result":true}"#),
+            Message::Other
+        ));
+    }
+
+    #[test]
+    fn a_marked_frame_is_waited_for_until_its_first_look_ends() {
+        let report = |lifecycle: &str, attempts: u32| Message::Report {
+            state: State {
+                lifecycle: lifecycle.into(),
+                find_cmp_attempts: attempts,
+            },
+        };
+        let mut log = ConsentLog::default();
+        assert!(!log.looking(Instant::now()), "no marks, no wait");
+        assert_eq!(log.spent(), Duration::ZERO);
+        log.record("s", 1, &Message::Marks);
+        log.record("s", 2, &Message::Marks);
+        assert!(log.looking(Instant::now()));
+        assert!(!log.looking(Instant::now() + BUDGET), "the budget ends the wait");
+        log.record("s", 1, &report("started", 1));
+        log.record("s", 1, &report("started", 2));
+        assert!(log.looking(Instant::now()), "world 2 has not looked yet");
+        log.record("s", 2, &report("cmpDetected", 1));
+        assert!(!log.looking(Instant::now()), "both first looks ended");
+        log.waited_until = Some(Instant::now());
+        let spent = log.spent();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(log.spent(), spent, "without a popup the cost ends with the wait");
+
+        let mut log = ConsentLog::default();
+        log.record("s", 1, &Message::Marks);
+        log.record("s", 1, &Message::PopupFound { cmp: "K".into() });
+        assert!(!log.looking(Instant::now()), "a popup: the opt-out's wait takes over");
+        assert!(log.opting_out(Instant::now()));
     }
 
     #[test]

@@ -1,0 +1,254 @@
+//! The scripts of the worker's consent world, in two stages (SPEC §14
+//! "Cost": a page without a CMP pays ≤ 50 ms).
+//!
+//! - [`light`], in every new document before it runs: the prehide from the
+//!   first paint, and a look for the marks of any CMP ([`super::rules`]) at
+//!   `DOMContentLoaded`, at `load`, then every [`LOOK_EVERY_MS`] and when
+//!   the capture asks ([`LOOK`]), until the capture freezes the page. It is a few dozen KiB and touches nothing else.
+//! - [`engine`], only in a frame that showed a mark (the worker evaluates
+//!   it in that frame's world when the light script reports `marks`): the
+//!   bridge to the worker's binding, the rules, and autoconsent. Its 394 KiB
+//!   (the bundle 137 KiB, the rules 257 KiB) are compiled only where a CMP
+//!   may be.
+
+use std::sync::LazyLock;
+
+use super::rules::Plan;
+use super::{BINDING, BUNDLE, OUR_RULES, RULES};
+
+/// Where the bundle makes its one instance: kept on the world's `window`
+/// so that the worker can ask it, after the opt-out, whether the popup is
+/// still up, and hide it if it is.
+const INSTANCE: &str = "const consent = new AutoConsent(";
+const INSTANCE_KEPT: &str = "const consent = window.__autoconsent = new AutoConsent(";
+
+/// How often the light script looks again for a late CMP's marks
+/// (autoconsent's own detection retries every 500 ms).
+pub const LOOK_EVERY_MS: u32 = 500;
+
+/// autoconsent's configuration: opt out, prehide (kept for as long as a
+/// capture may wait), rules only (no text heuristic), no logs.
+const CONFIG: &str = r#"{
+  "enabled": true, "autoAction": "optOut", "disabledCmps": [],
+  "enablePrehide": true, "prehideTimeout": 30000,
+  "enableCosmeticRules": true, "enableGeneratedRules": true, "detectRetries": 20,
+  "isMainWorld": false, "enableHeuristicDetection": false, "heuristicMode": "off",
+  "enablePopupMutationObserver": false, "visualTest": false, "performanceLoggingEnabled": false,
+  "heuristicPopupSearchTimeout": 0,
+  "logs": {"lifecycle": false, "rulesteps": false, "detectionsteps": false, "evals": false,
+           "errors": false, "messages": false, "waits": false}
+}"#;
+
+/// What the light script knows of the vendored rules (built once).
+pub fn plan() -> &'static Plan {
+    static PLAN: LazyLock<Plan> =
+        LazyLock::new(|| Plan::build(RULES, OUR_RULES).expect("the vendored consent rules make a plan"));
+    &PLAN
+}
+
+/// The light script, run in the world of every new document: reports
+/// `{"type": "marks"}` once over the binding when the frame shows a CMP's
+/// mark, and keeps `window.__pageImportLight.lift()` for the worker.
+///
+/// The prehide is autoconsent's own (`style#autoconsent-prehide`, opacity
+/// 0): the engine, once loaded, adds to that element and removes it.
+pub fn light() -> &'static str {
+    static LIGHT: LazyLock<String> = LazyLock::new(|| {
+        let plan = serde_json::to_string(plan()).expect("a plan is JSON");
+        format!(
+            r#"(() => {{
+  const report = window.{BINDING};
+  if (typeof report !== "function") return;
+  const all = {plan};
+  const isTop = window.top === window && (!location.ancestorOrigins || location.ancestorOrigins.length === 0);
+  const plan = isTop ? all.top : all.frame;
+  const href = location.href;
+  const site = plan.sites !== "" && new RegExp(plan.sites).test(href);
+  const hidden = plan.prehide.concat(site ? plan.sitePrehide.filter(([p]) => new RegExp(p).test(href)).map(([, s]) => s) : []);
+  const rule = hidden.join(",") + " {{ opacity: 0 !important; z-index: -1 !important; pointer-events: none !important; }} ";
+  const prehide = () => {{
+    const parent = document.head || document.documentElement;
+    if (!parent) return false;
+    const style = document.createElement("style");
+    style.id = "autoconsent-prehide";
+    style.textContent = rule;
+    parent.appendChild(style);
+    return true;
+  }};
+  if (!prehide()) {{
+    const observer = new MutationObserver(() => {{ if (prehide()) observer.disconnect(); }});
+    observer.observe(document, {{ childList: true, subtree: true }});
+  }}
+  const sourcepoint = () => {{
+    try {{
+      const url = new URL(href);
+      const q = url.searchParams;
+      return (q.has("message_id") && url.hostname === "ccpa-notice.sp-prod.net") || url.hostname === "ccpa-pm.sp-prod.net" ||
+        (["/index.html", "/privacy-manager/index.html", "/ccpa_pm/index.html", "/us_pm/index.html"].includes(url.pathname) &&
+         (q.has("message_id") || q.has("requestUUID") || q.has("consentUUID")));
+    }} catch (e) {{ return false; }}
+  }};
+  // Each mark parsed once on a detached element: those that also parse in
+  // a list are asked in one query, the rest (a selector Chromium accepts
+  // alone by closing it at its end) one by one, as autoconsent asks them.
+  let css = null;
+  let alone = [];
+  const parse = () => {{
+    const probe = document.createElement("i");
+    const parses = (s) => {{ try {{ probe.matches(s); return true; }} catch (e) {{ return false; }} }};
+    const listed = [];
+    for (const m of plan.marks) {{
+      if (parses(m + ",i")) listed.push(m);
+      else if (parses(m)) alone.push(m);
+    }}
+    css = listed.join(",");
+  }};
+  const matches = () => {{
+    if (css === null) parse();
+    if (css && document.querySelector(css)) return true;
+    if (alone.some((m) => document.querySelector(m))) return true;
+    return plan.xpathMarks.some((x) => {{
+      try {{ return !!document.evaluate(x, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; }} catch (e) {{ return false; }}
+    }});
+  }};
+  let marked = false;
+  let stopped = false;
+  let timer = 0;
+  const look = () => {{
+    if (marked || stopped || document.readyState === "loading") return marked;
+    clearTimeout(timer);
+    if (site || (plan.sourcepoint && sourcepoint()) || matches()) {{
+      marked = true;
+      report(JSON.stringify({{ type: "marks" }}));
+      return true;
+    }}
+    timer = setTimeout(look, {LOOK_EVERY_MS});
+    return false;
+  }};
+  document.addEventListener("DOMContentLoaded", look, {{ once: true }});
+  window.addEventListener("load", look, {{ once: true }});
+  look();
+  window.__pageImportLight = {{
+    look,
+    lift() {{
+      stopped = true;
+      clearTimeout(timer);
+      if (window.__autoconsent) window.__autoconsent.undoPrehide();
+      else for (const style of document.querySelectorAll("style#autoconsent-prehide")) style.remove();
+    }},
+  }};
+}})();"#
+        )
+    });
+    &LIGHT
+}
+
+/// The engine, evaluated in the world of a frame that showed a mark: the
+/// bridge (autoconsent's `init` answered in the world itself, every
+/// message reported over the binding), then autoconsent.
+pub fn engine() -> &'static str {
+    static ENGINE: LazyLock<String> = LazyLock::new(|| {
+        assert!(
+            BUNDLE.contains(INSTANCE),
+            "autoconsent no longer makes its instance as expected"
+        );
+        let bundle = BUNDLE.replacen(INSTANCE, INSTANCE_KEPT, 1);
+        format!(
+            r#"(() => {{
+  const report = window.{BINDING};
+  if (typeof report !== "function") return;
+  const config = {CONFIG};
+  const rules = {{ autoconsent: {OUR_RULES}, compact: {RULES} }};
+  window.autoconsentSendMessage = (message) => {{
+    if (message && message.type === "init") {{
+      setTimeout(() => window.autoconsentReceiveMessage({{ type: "initResp", config, rules }}), 0);
+    }}
+    report(JSON.stringify(message));
+    return Promise.resolve();
+  }};
+}})();
+{bundle}"#
+        )
+    });
+    &ENGINE
+}
+
+/// In the world, after the opt-out: whether the CMP's popup is still up
+/// (autoconsent's own check of its rule, bounded).
+pub const POPUP_STILL_UP: &str = r#"(async () => {
+  const cmp = window.__autoconsent && window.__autoconsent.foundCmp;
+  if (!cmp) return false;
+  const up = cmp.detectPopup().then((v) => !!v, () => false);
+  return Promise.race([up, new Promise((r) => setTimeout(() => r(false), 300))]);
+})()"#;
+
+/// In the world: hides the CMP's elements (its rule's own selectors, and
+/// every known CMP's prehide selectors) and releases a scroll lock left on
+/// `html` or `body`. True when the frame had a CMP to hide.
+pub const HIDE: &str = r#"(() => {
+  const ac = window.__autoconsent;
+  const cmp = ac && ac.foundCmp;
+  if (!cmp) return false;
+  const selectors = (cmp.prehideSelectors || []).concat(cmp.rule && cmp.rule.prehideSelectors || []);
+  if (selectors.length) ac.domActions.hide(selectors.join(","), "display");
+  ac.prehideElements();
+  for (const el of [document.documentElement, document.body]) {
+    if (!el) continue;
+    const style = getComputedStyle(el);
+    if (style.overflow === "hidden" || style.overflowY === "hidden") {
+      el.style.setProperty("overflow", "visible", "important");
+    }
+  }
+  return true;
+})()"#;
+
+/// In the world, when the capture deals with the banner: a look for marks
+/// now (a CMP may have come between two of the light script's looks).
+/// True when the frame shows one (it was reported too).
+pub const LOOK: &str = r#"(() => {
+  const light = window.__pageImportLight;
+  return !!(light && light.look());
+})()"#;
+
+/// In the world, once the capture is about to freeze the page: the look
+/// for marks stopped and the prehide lifted. autoconsent keeps its prehide
+/// while it still looks for a CMP (20 tries, 500 ms apart) or for
+/// `prehideTimeout`, and the light script until this; on a page without a
+/// banner, that would capture any element a rule's prehide selector
+/// matches at `opacity: 0`, and the prehide's own `<style>` as the page's.
+pub const LIFT_PREHIDE: &str = r#"(() => {
+  const light = window.__pageImportLight;
+  if (!light) return false;
+  light.lift();
+  return true;
+})()"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_keeps_autoconsents_instance_and_carries_the_rules() {
+        let engine = engine();
+        assert!(
+            engine.contains(INSTANCE_KEPT),
+            "the bundle's instance is kept on the world's window"
+        );
+        assert!(engine.contains(r#""autoAction": "optOut""#));
+        assert!(engine.contains(r#""enableHeuristicDetection": false"#));
+        assert!(serde_json::from_str::<serde_json::Value>(CONFIG).is_ok());
+    }
+
+    #[test]
+    fn the_light_script_is_light_and_carries_the_plan_not_the_rules() {
+        let light = light();
+        assert!(light.len() < 96 * 1024, "the light script is {} bytes", light.len());
+        assert!(light.contains(r#"".klaro > .cookie-notice""#));
+        assert!(light.contains(r#"style.id = "autoconsent-prehide""#));
+        assert!(!light.contains("AutoConsent"), "no part of the bundle");
+        assert!(
+            BUNDLE.contains(r#"getStyleElement("autoconsent-prehide")"#),
+            "the engine's prehide is the same element as the light script's"
+        );
+    }
+}
