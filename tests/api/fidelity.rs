@@ -705,62 +705,6 @@ async fn fonts_that_rendered_text_are_a_table_the_text_nodes_index(pool: PgPool)
     );
 }
 
-/// The properties SPEC §11 adds to §10's.
-const FIDELITY_STYLE_NAMES: &[&str] = &[
-    "text-shadow",
-    "filter",
-    "backdrop-filter",
-    "mix-blend-mode",
-    "isolation",
-    "clip-path",
-    "mask-image",
-    "transform-origin",
-    "fill",
-    "stroke",
-    "stroke-width",
-    "background-clip",
-    "-webkit-text-fill-color",
-    "text-overflow",
-    "text-indent",
-    "word-break",
-    "overflow-wrap",
-    "font-variant",
-    "font-stretch",
-    "text-decoration-color",
-    "text-decoration-style",
-    "outline-color",
-    "outline-style",
-    "outline-width",
-    "outline-offset",
-    "content",
-    "list-style-position",
-    "list-style-image",
-    "order",
-    "align-content",
-    "justify-items",
-    "justify-self",
-    "grid-column-start",
-    "grid-column-end",
-    "grid-row-start",
-    "grid-row-end",
-    "object-position",
-    "aspect-ratio",
-    "writing-mode",
-    "text-orientation",
-    "text-combine-upright",
-    "direction",
-    "-webkit-line-clamp",
-    "border-collapse",
-    "border-spacing",
-    "table-layout",
-    "backface-visibility",
-    "perspective",
-    "appearance",
-    "mask-size",
-    "mask-position",
-    "mask-repeat",
-];
-
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn manifest_version_2_follows_the_identity_and_every_fidelity_style_property_is_captured(pool: PgPool) {
     let captured = capture_page(
@@ -787,7 +731,10 @@ async fn manifest_version_2_follows_the_identity_and_every_fidelity_style_proper
         .iter()
         .map(|n| n.as_str().unwrap())
         .collect();
-    let missing: Vec<&&str> = FIDELITY_STYLE_NAMES.iter().filter(|n| !names.contains(n)).collect();
+    let missing: Vec<&&str> = page_import_contract::styles::SPEC_11
+        .iter()
+        .filter(|n| !names.contains(n))
+        .collect();
     assert!(missing.is_empty(), "missing from styleNames: {missing:?}");
     for kept in ["display", "font-family", "background-image", "transform", "box-shadow"] {
         assert!(names.contains(&kept), "§10's {kept} is kept");

@@ -25,7 +25,7 @@ mod cdp;
 #[path = "../src/config.rs"]
 mod config;
 #[allow(dead_code, unused_imports)]
-#[path = "../src/dom.rs"]
+#[path = "../src/dom/mod.rs"]
 mod dom;
 #[allow(dead_code, unused_imports)]
 #[path = "../src/egress.rs"]

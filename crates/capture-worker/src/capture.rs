@@ -168,9 +168,16 @@ async fn run(
             let questions: Vec<_> = snapshot
                 .iter()
                 .map(|part| {
-                    let asked = dom::Snapshot::parse(&part.reply)
-                        .map(|s| s.questions())
-                        .unwrap_or_default();
+                    // A snapshot that does not decode is reported when the
+                    // manifest is written (the page's fails the capture);
+                    // nothing is asked about it.
+                    let asked = match dom::Snapshot::parse(&part.reply) {
+                        Ok(snapshot) => snapshot.questions(),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "no questions about a snapshot that does not decode");
+                            dom::Questions::default()
+                        }
+                    };
                     (part.session.clone(), asked)
                 })
                 .collect();

@@ -377,7 +377,7 @@ impl Worker {
 
 /// The page's snapshot must parse; a frame's that does not is left empty
 /// (an empty part keeps the parts' numbering, which owners refer to).
-fn parse_snapshot(captured: &Captured, details: Vec<Details>) -> Result<Vec<Part<'_>>, serde_json::Error> {
+fn parse_snapshot(captured: &Captured, details: Vec<Details>) -> Result<Vec<Part<'_>>, dom::SnapshotError> {
     let mut parts = Vec::with_capacity(captured.snapshot.len());
     let mut details = details.into_iter();
     for (i, part) in captured.snapshot.iter().enumerate() {
