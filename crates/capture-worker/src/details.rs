@@ -290,6 +290,9 @@ impl Page {
                     COMMAND_TIMEOUT,
                 )
                 .await
+                .inspect_err(
+                    |e| tracing::debug!(error = %e, "an element to read pixels of is gone; its screenshot is taken"),
+                )
                 .ok();
             if let Some(object_id) = object.and_then(|o| o.object.object_id) {
                 let read = self
@@ -301,13 +304,18 @@ impl Page {
                         HEAVY_TIMEOUT,
                     )
                     .await
+                    .inspect_err(|e| tracing::debug!(error = %e, "an element's pixels could not be read; its screenshot is taken"))
                     .ok()
                     .and_then(Evaluated::value);
                 let data = read.as_ref().and_then(Value::as_str);
                 if let Some(data) = data.and_then(|url| url.strip_prefix("data:image/png;base64,")) {
                     // Base64 is 4/3 of the bytes: anything longer is not kept.
                     if data.len() / 4 * 3 <= MAX_ELEMENT_IMAGE_BYTES {
-                        return STANDARD.decode(data).ok().and_then(keep);
+                        return STANDARD
+                            .decode(data)
+                            .inspect_err(|e| tracing::warn!(error = %e, "a canvas's data URL is not base64"))
+                            .ok()
+                            .and_then(keep);
                     }
                     return None;
                 }
@@ -319,6 +327,7 @@ impl Page {
         let [x, y, width, height] = element.layout_box;
         self.capture_png(x, y, width, height, 1.0, false)
             .await
+            .inspect_err(|e| tracing::debug!(error = %e, "an element's screenshot failed"))
             .ok()?
             .and_then(keep)
     }

@@ -595,8 +595,17 @@ impl Page {
         let shot = self
             .call_raw_within("Page.captureScreenshot", params, HEAVY_TIMEOUT)
             .await?;
-        let shot = shot.result::<protocol::Screenshot<'_>>().ok();
-        Ok(shot.and_then(|s| STANDARD.decode(s.data.as_bytes()).ok()))
+        let png = shot
+            .result::<protocol::Screenshot<'_>>()
+            .map_err(|e| e.to_string())
+            .and_then(|s| STANDARD.decode(s.data.as_bytes()).map_err(|e| e.to_string()));
+        match png {
+            Ok(png) => Ok(Some(png)),
+            Err(e) => {
+                tracing::warn!(error = %e, "Page.captureScreenshot answered no PNG");
+                Ok(None)
+            }
+        }
     }
 
     /// `Page.captureScreenshot`'s parameters for the CSS-px box `x, y,
