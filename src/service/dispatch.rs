@@ -106,6 +106,7 @@ pub struct Granted {
 /// dispatch lock, releases the slots of ended attempts, and grants up to
 /// `limit` free slots in round-robin order, writing the granted attempts'
 /// outbox messages leased for `lease`.
+#[tracing::instrument(name = "dispatch.grant", level = "debug", skip_all, fields(limit = limit))]
 pub async fn grant(
     tx: &mut PgConnection,
     limits: &CaptureLimits,
@@ -121,6 +122,7 @@ pub async fn grant(
 /// attempts in flight and grants up to `limit` free slots. An attempt that
 /// started after the release (a retryable failure's next attempt) may be
 /// granted the slot its import's ended attempt still holds.
+#[tracing::instrument(name = "dispatch.grant_free_slots", level = "debug", skip_all, fields(limit = limit))]
 pub async fn grant_free_slots(
     tx: &mut PgConnection,
     limits: &CaptureLimits,
@@ -185,6 +187,7 @@ impl Dispatcher {
     /// were locked by a delete in progress, or left the queue meanwhile, and
     /// another pass at once would only pick them again (SPEC §12: it does
     /// not spin). The timer's next pass looks again.
+    #[tracing::instrument(name = "dispatch.all", level = "debug", skip_all)]
     pub async fn dispatch_all(&self) -> anyhow::Result<Pass> {
         loop {
             let pass = self.dispatch_once(PASS_LIMIT).await?;

@@ -17,6 +17,7 @@ use crate::queue::Committed;
 /// `GET /page-imports/{id}`, its `/events`, `/retry` and artifact redirects.
 /// Coalesced with concurrent reads (`db::coalesce`); `answer_by` is the
 /// request's deadline.
+#[tracing::instrument(name = "read_import", level = "debug", skip_all, fields(page_import_id = %id))]
 pub async fn visible(reads: &Reads, actor: &Actor, id: &str, answer_by: Instant) -> Result<PageImport, ApiError> {
     reads
         .call((id.to_owned(), actor.subject.clone()), answer_by)
@@ -26,6 +27,7 @@ pub async fn visible(reads: &Reads, actor: &Actor, id: &str, answer_by: Instant)
 
 /// One page of a project's imports, newest first, and the cursor of the
 /// next page (SPEC §6). A project the actor cannot see is 404.
+#[tracing::instrument(name = "list_imports", level = "debug", skip_all, fields(organization_id = organization_id, project_id = project_id))]
 pub async fn list(
     pool: &PgPool,
     actor: &Actor,

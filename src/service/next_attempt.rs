@@ -22,6 +22,7 @@ use crate::queue::messages::{capture_job_body, CaptureDestination};
 /// for a capture slot (`service::dispatch` publishes it), all in the
 /// caller's transaction. `None` when
 /// the row is gone or not at `attempt`.
+#[tracing::instrument(name = "next_attempt", level = "debug", skip_all, fields(page_import_id = %id, attempt = attempt))]
 pub async fn start(
     conn: &mut PgConnection,
     destination: &CaptureDestination,
