@@ -47,11 +47,13 @@ pub struct FramePlan {
     pub marks: Vec<String>,
     /// XPath marks (autoconsent's `xpath/` selectors), without the prefix.
     pub xpath_marks: Vec<String>,
-    /// One regular expression of every site rule's `urlPattern`: a URL it
-    /// matches is marked. Empty when there are none.
-    pub sites: String,
-    /// The site rules that prehide: `[pattern, selectors]`.
-    pub site_prehide: Vec<(String, String)>,
+    /// The site rules, each `[keys, urlPattern, prehide]`: a URL the
+    /// pattern matches is marked, and gets the rule's prehide selectors.
+    /// `keys` are strings every URL the pattern matches contains (one per
+    /// alternative; an empty one: none known), so that only a candidate's
+    /// pattern is compiled: one expression of all ~600 patterns took
+    /// 40 ms of every page's load.
+    pub sites: Vec<(Vec<String>, String, String)>,
     /// Whether Sourcepoint's message frame (told by its URL) is looked for.
     pub sourcepoint: bool,
 }
@@ -314,6 +316,120 @@ fn closed(selector: &str) -> String {
     closed
 }
 
+/// Strings that every string `pattern` (a JavaScript regular expression
+/// of a URL) matches contains: for each of its top-level alternatives, the
+/// longest run of literal characters outside any group, class or
+/// optional part (an empty string when there is none).
+fn literal_keys(pattern: &str) -> Vec<String> {
+    top_level_alternatives(pattern)
+        .into_iter()
+        .map(longest_literal)
+        .collect()
+}
+
+/// `pattern` cut at its `|`s outside groups and classes.
+fn top_level_alternatives(pattern: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut class, mut start) = (Vec::new(), 0usize, false, 0);
+    let mut chars = pattern.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '(' if !class => depth += 1,
+            ')' if !class => depth = depth.saturating_sub(1),
+            '|' if !class && depth == 0 => {
+                parts.push(&pattern[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&pattern[start..]);
+    parts
+}
+
+/// The longest literal run of one alternative (see [`literal_keys`]).
+fn longest_literal(alternative: &str) -> String {
+    let chars: Vec<char> = alternative.chars().collect();
+    let (mut runs, mut run) = (Vec::new(), String::new());
+    let mut i = 0;
+    while i < chars.len() {
+        // The next atom: a literal character, or something that is not one.
+        let (literal, next) = match chars[i] {
+            '\\' if chars.get(i + 1).is_some_and(|c| !c.is_ascii_alphanumeric()) => (Some(chars[i + 1]), i + 2),
+            '\\' => (None, i + 2),
+            '(' | '[' => (None, skip_group(&chars, i)),
+            '.' | '^' | '$' => (None, i + 1),
+            c => (Some(c), i + 1),
+        };
+        i = next;
+        // A quantifier after it: optional (`?`, `*`, `{…}`) is no literal;
+        // `+` keeps one and ends the run.
+        let quantifier = chars.get(i).copied().filter(|q| matches!(q, '?' | '*' | '+' | '{'));
+        match (literal, quantifier) {
+            (Some(c), None) => run.push(c),
+            (Some(c), Some('+')) => {
+                run.push(c);
+                runs.push(std::mem::take(&mut run));
+            }
+            _ => runs.push(std::mem::take(&mut run)),
+        }
+        if let Some(q) = quantifier {
+            i = match q {
+                '{' => chars[i..]
+                    .iter()
+                    .position(|c| *c == '}')
+                    .map_or(chars.len(), |end| i + end + 1),
+                _ => i + 1,
+            };
+            // A lazy quantifier's `?`.
+            if chars.get(i) == Some(&'?') {
+                i += 1;
+            }
+        }
+    }
+    runs.push(run);
+    // Every URL has its scheme: the rest of a run is the key.
+    let without_scheme = |run: String| match run.strip_prefix("https://").or(run.strip_prefix("http://")) {
+        Some(rest) => rest.to_owned(),
+        None => run,
+    };
+    runs.into_iter()
+        .map(without_scheme)
+        .max_by_key(String::len)
+        .unwrap_or_default()
+}
+
+/// The index after the group or class that starts at `start`.
+fn skip_group(chars: &[char], start: usize) -> usize {
+    let (mut depth, mut class, mut i) = (0usize, false, start);
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '[' if !class => class = true,
+            ']' if class => {
+                class = false;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            '(' if !class => depth += 1,
+            ')' if !class => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    chars.len()
+}
+
 /// Run-context digits of a compact rule: tens for the top frame, units for
 /// subframes; 1 yes, 0 no, anything else autoconsent's default (top yes,
 /// subframes no).
@@ -399,15 +515,12 @@ impl FramePlan {
             ..FramePlan::default()
         };
         let mut seen = HashSet::new();
-        let mut sites = Vec::new();
         for rule in rules {
             plan.sourcepoint |= rule.by_url;
             if let Some(pattern) = &rule.url_pattern {
-                sites.push(format!("(?:{pattern})"));
-                if !rule.prehide.is_empty() {
-                    let selectors: Vec<_> = rule.prehide.iter().map(|s| closed(s)).collect();
-                    plan.site_prehide.push((pattern.clone(), selectors.join(",")));
-                }
+                let selectors: Vec<_> = rule.prehide.iter().map(|s| closed(s)).collect();
+                plan.sites
+                    .push((literal_keys(pattern), pattern.clone(), selectors.join(",")));
                 continue;
             }
             for selector in rule.prehide.iter().map(|s| closed(s)) {
@@ -426,7 +539,6 @@ impl FramePlan {
                 }
             }
         }
-        plan.sites = sites.join("|");
         plan
     }
 }
@@ -479,18 +591,47 @@ mod tests {
     }
 
     #[test]
-    fn site_rules_are_one_pattern_that_matches_their_sites_only() {
+    fn site_rules_are_keyed_by_what_their_urls_must_contain() {
         let plan = plan();
-        let coasthotels = "(?:^https?://(www\\.)?coasthotels\\.com/)";
-        assert!(plan.frame.sites.contains(coasthotels), "a site rule for its frames");
-        assert!(!plan.top.sites.contains(coasthotels), "not for its top frame");
-        assert!(plan.top.sites.contains("(?:tiktok)"));
-        assert!(!plan.top.sites.is_empty() && !plan.top.sites.starts_with('|'));
-        assert!(plan
+        let site = |plan: &FramePlan, pattern: &str| plan.sites.iter().find(|(_, p, _)| p == pattern).cloned();
+        let coasthotels = r"^https?://(www\.)?coasthotels\.com/";
+        assert_eq!(
+            site(&plan.frame, coasthotels).map(|(keys, _, _)| keys),
+            Some(vec!["coasthotels.com/".to_owned()]),
+            "a site rule for its frames"
+        );
+        assert!(site(&plan.top, coasthotels).is_none(), "not for its top frame");
+        assert!(site(&plan.top, "tiktok").is_some());
+        let weak: Vec<_> = plan
             .top
-            .site_prehide
+            .sites
             .iter()
-            .all(|(p, s)| !p.is_empty() && !s.is_empty()));
+            .filter(|(keys, _, _)| keys.iter().any(|k| k.len() < 5))
+            .collect();
+        assert!(weak.len() < 10, "patterns compiled on too many pages: {weak:?}");
+    }
+
+    #[test]
+    fn a_patterns_keys_are_in_every_url_it_matches() {
+        let keys = |p: &str| literal_keys(p);
+        assert_eq!(keys(r"^https?://(www\.)?coasthotels\.com/"), ["coasthotels.com/"]);
+        assert_eq!(keys(r"^https://(www|help)\.coinbase\.com"), [".coinbase.com"]);
+        assert_eq!(keys("tiktok"), ["tiktok"]);
+        assert_eq!(
+            keys(r"^https?://(www\.)?a\.com/|^https?://(www\.)?bb\.org/"),
+            ["a.com/", "bb.org/"]
+        );
+        assert_eq!(keys(r"^https://(\w+\.)+dji\.com/"), ["dji.com/"]);
+        assert_eq!(keys(r"^https://plus\.gmx\.com/lt(?:[?#]|$)"), ["plus.gmx.com/lt"]);
+        assert_eq!(keys(r"^https://(www\.)?ebay\.([.a-z]+)/"), ["ebay."]);
+        assert_eq!(
+            keys("ab?cd"),
+            ["cd"],
+            "an optional character ends the run without itself"
+        );
+        assert_eq!(keys("x{0,2}yz"), ["yz"]);
+        assert_eq!(keys("a+bc"), ["bc"]);
+        assert_eq!(keys(r"\d+"), [""]);
     }
 
     #[test]

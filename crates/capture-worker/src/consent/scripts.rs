@@ -63,8 +63,9 @@ pub fn light() -> &'static str {
   const isTop = window.top === window && (!location.ancestorOrigins || location.ancestorOrigins.length === 0);
   const plan = isTop ? all.top : all.frame;
   const href = location.href;
-  const site = plan.sites !== "" && new RegExp(plan.sites).test(href);
-  const hidden = plan.prehide.concat(site ? plan.sitePrehide.filter(([p]) => new RegExp(p).test(href)).map(([, s]) => s) : []);
+  const sites = plan.sites.filter(([keys, pattern]) => keys.some((k) => href.includes(k)) && new RegExp(pattern).test(href));
+  const site = sites.length > 0;
+  const hidden = plan.prehide.concat(sites.map(([, , s]) => s).filter((s) => s));
   const rule = hidden.join(",") + " {{ opacity: 0 !important; z-index: -1 !important; pointer-events: none !important; }} ";
   const prehide = () => {{
     const parent = document.head || document.documentElement;
