@@ -51,6 +51,7 @@ import http.server
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -346,9 +347,11 @@ def main():
                              "`chromium --headless --screenshot` and the CDP one-shot with the device on a "
                              "desktop, the CDP one-shot on a phone; on a consent page the CDP one-shot with "
                              "the library's decline cookie stored first")
-    parser.add_argument("--consent", choices=("decline", "keep"),
+    parser.add_argument("--consent", choices=("decline", "keep", "paired"),
                         help="the job's `consent` (SPEC §14); left out of the message when not given (the worker "
-                             "declines)")
+                             "declines). `paired`: every run captures the page with `keep` and with `decline`, in "
+                             "turn first, and logs the median of the per-run differences (what consent handling "
+                             "costs, the machine's drift cancelled); the table's capture ms is decline's")
     args = parser.parse_args()
     width, height, scale, mobile = DEVICES[args.device]
     args.width = args.width or width
@@ -391,11 +394,22 @@ def main():
                     try:
                         times = []
                         consents = []
-                        for _ in range(args.runs):
-                            manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir,
-                                                             args.consent)
-                            times.append(seconds)
-                            consents.append(manifest.get("consent"))
+                        paired = {"keep": [], "decline": []}
+                        for i in range(args.runs):
+                            # `paired`: each run captures the page with `keep` and with `decline`, in turn
+                            # first, on the same worker (the machine's drift between runs cancels out).
+                            modes = [args.consent]
+                            if args.consent == "paired":
+                                modes = ["keep", "decline"] if i % 2 == 0 else ["decline", "keep"]
+                            for mode in modes:
+                                manifest, raw, seconds = capture(sqs, s3, queue_url, callbacks, url, viewport,
+                                                                 out_dir, "decline" if mode == "paired" else mode)
+                                if mode in paired and args.consent == "paired":
+                                    paired[mode].append(seconds)
+                                    if mode == "keep":
+                                        continue
+                                times.append(seconds)
+                                consents.append(manifest.get("consent"))
                     except Exception as e:  # one page failing does not end the run
                         log(f"{p.name}: {e}")
                         continue
@@ -430,7 +444,12 @@ def main():
                                    "oneshot_device": device_shots[len(device_shots) // 2] if device_shots else None,
                                    "oneshots_device": device_shots, "oneshot_cookies": cookies,
                                    "oneshot_off": off, "consent_asked": args.consent, "consent": consents[-1],
-                                   "consents": consents}, f)
+                                   "consents": consents, "paired": paired if args.consent == "paired" else None}, f)
+                    if args.consent == "paired":
+                        diffs = sorted(d - k for k, d in zip(paired["keep"], paired["decline"]))
+                        log(f"{p.name}: paired, keep {1000 * statistics.median(paired['keep']):.0f} ms, decline "
+                            f"{1000 * statistics.median(paired['decline']):.0f} ms, decline − keep per run "
+                            f"{1000 * statistics.median(diffs):+.0f} ms (median of {len(diffs)})")
                     log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, one-shot "
                         f"{[round(t, 2) for t in shots]} s (CDP with the device {[round(t, 2) for t in device_shots]}"
                         f" s{', the decline stored' if cookies else ''}), consent {consents}, "

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 
-use crate::helpers::capture::{alive, other_loopback, Page, Site, Tripwire, WorkerProcess, BROWSER};
+use crate::helpers::capture::{alive, other_loopback, worker_metrics, Page, Site, Tripwire, WorkerProcess, BROWSER};
 use crate::helpers::manifest::assert_valid_manifest;
 use crate::helpers::{eventually, repo_path, TestApp};
 
@@ -60,11 +60,7 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
     let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let site = Site::start(styled_site_pages()).await;
-    let health = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let worker = WorkerProcess::start(&app, &[site.addr], &[("WORKER_HEALTH_ADDR", &health.to_string())]);
+    let (worker, health) = WorkerProcess::start_with_metrics(&app, &[site.addr]);
 
     let id = app.import_url(&tenant, &site.url("/"), Some("#app")).await;
     let import = app.finished(&tenant, &id, &worker).await;
@@ -176,12 +172,7 @@ async fn a_styled_page_is_captured_and_completed_with_verified_artifacts(pool: P
     // The worker's own health and metrics listener.
     let healthz = reqwest::get(format!("http://{health}/healthz")).await.unwrap();
     assert_eq!(healthz.status(), 200);
-    let metrics = reqwest::get(format!("http://{health}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = worker_metrics(health).await;
     assert!(
         metrics.contains(r#"worker_captures_total{outcome="completed",class="none"} 1"#),
         "{metrics}"

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
-use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::capture::{worker_metrics, Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::manifest::Manifest;
 use crate::helpers::pixels::{mismatch, plain_viewport_screenshot_after};
 use crate::helpers::{repo_path, Tenant, TestApp};
@@ -263,24 +263,9 @@ async fn capture(app: &TestApp, tenant: &Tenant, worker: &WorkerProcess, url: &s
     app.manifest(&id, 1).await
 }
 
-/// A worker with its health and metrics listener on a free port.
-fn worker_with_metrics(app: &TestApp, sites: &[std::net::SocketAddr]) -> (WorkerProcess, std::net::SocketAddr) {
-    let health = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
-    let worker = WorkerProcess::start(app, sites, &[("WORKER_HEALTH_ADDR", &health.to_string())]);
-    (worker, health)
-}
-
 /// How many frames the worker gave autoconsent (its metric).
 async fn engine_loads(health: std::net::SocketAddr) -> u64 {
-    let metrics = reqwest::get(format!("http://{health}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = worker_metrics(health).await;
     metrics
         .lines()
         .find_map(|l| l.strip_prefix("worker_consent_engine_loads_total "))
@@ -369,7 +354,7 @@ async fn each_librarys_banner_is_declined_as_a_reader_declines_it(pool: PgPool) 
     ];
     let sites: Vec<Site> =
         futures::future::join_all(cases.iter().map(|(_, pages, _)| Site::start(pages.clone()))).await;
-    let (worker, health) = worker_with_metrics(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>());
+    let (worker, health) = WorkerProcess::start_with_metrics(&app, &sites.iter().map(|s| s.addr).collect::<Vec<_>>());
     for ((name, _, decline), site) in cases.iter().zip(&sites) {
         let loaded = engine_loads(health).await;
         let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
@@ -464,7 +449,7 @@ async fn a_page_without_a_cmp_is_left_alone_whatever_its_text_says(pool: PgPool)
           <button type="button" onclick="this.dataset.clicked='yes'">Reject all</button>
         </dialog></body></html>"#;
     let site = Site::start(vec![("/", Page::html(html))]).await;
-    let (worker, health) = worker_with_metrics(&app, &[site.addr]);
+    let (worker, health) = WorkerProcess::start_with_metrics(&app, &[site.addr]);
     let manifest = capture(&app, &tenant, &worker, &site.url("/"), json!({})).await;
     assert_eq!(manifest.0["consent"], json!({"cmp": null, "outcome": "none", "ms": 0}));
     assert_eq!(

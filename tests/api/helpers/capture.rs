@@ -391,6 +391,17 @@ impl WorkerProcess {
         worker
     }
 
+    /// [`WorkerProcess::start`] with its health and metrics listener on a
+    /// free loopback port, returned beside it.
+    pub fn start_with_metrics(app: &TestApp, allow: &[SocketAddr]) -> (Self, SocketAddr) {
+        let health = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let worker = Self::start(app, allow, &[("WORKER_HEALTH_ADDR", &health.to_string())]);
+        (worker, health)
+    }
+
     /// The worker's command line and environment, not yet started.
     pub fn command(app: &TestApp, allow: &[SocketAddr], extra_env: &[(&str, &str)]) -> Command {
         let allow = allow.iter().map(ToString::to_string).collect::<Vec<_>>().join(",");
@@ -633,4 +644,14 @@ pub fn other_loopback(addr: IpAddr) -> Ipv4Addr {
             return candidate;
         }
     }
+}
+
+/// The Prometheus text of the worker's `/metrics` on `health`.
+pub async fn worker_metrics(health: SocketAddr) -> String {
+    reqwest::get(format!("http://{health}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
