@@ -8,7 +8,7 @@
 //! the first step that names a selector (`exists`, `visible`; the host of a
 //! shadow-root chain; every branch of an `any`) is a mark: without an
 //! element it matches, the rule cannot fire. A page that shows no mark
-//! never loads autoconsent (`super::scripts`). Site rules (a `urlPattern`)
+//! never loads autoconsent (see the light script in `scripts.rs`). Site rules (a `urlPattern`)
 //! are marked by their URL instead. The CMPs autoconsent writes in code
 //! (its `dynamicCMPs`) are read by hand in [`DYNAMIC`]; a unit test checks
 //! that list against the bundle, so an update that adds or changes one

@@ -22,6 +22,9 @@ use super::{BINDING, BUNDLE, OUR_RULES, RULES};
 const INSTANCE: &str = "const consent = new AutoConsent(";
 const INSTANCE_KEPT: &str = "const consent = window.__autoconsent = new AutoConsent(";
 
+/// The light script's source (`light.js`), before the worker fills it in.
+const LIGHT_SCRIPT: &str = include_str!("light.js");
+
 /// How often the light script looks again for a late CMP's marks
 /// (autoconsent's own detection retries every 500 ms).
 pub const LOOK_EVERY_MS: u32 = 500;
@@ -55,91 +58,10 @@ pub fn plan() -> &'static Plan {
 pub fn light() -> &'static str {
     static LIGHT: LazyLock<String> = LazyLock::new(|| {
         let plan = serde_json::to_string(plan()).expect("a plan is JSON");
-        format!(
-            r#"(() => {{
-  const report = window.{BINDING};
-  if (typeof report !== "function") return;
-  const all = {plan};
-  const isTop = window.top === window && (!location.ancestorOrigins || location.ancestorOrigins.length === 0);
-  const plan = isTop ? all.top : all.frame;
-  const href = location.href;
-  const sites = plan.sites.filter(([keys, pattern]) => keys.some((k) => href.includes(k)) && new RegExp(pattern).test(href));
-  const site = sites.length > 0;
-  const hidden = plan.prehide.concat(sites.map(([, , s]) => s).filter((s) => s));
-  const rule = hidden.join(",") + " {{ opacity: 0 !important; z-index: -1 !important; pointer-events: none !important; }} ";
-  const prehide = () => {{
-    const parent = document.head || document.documentElement;
-    if (!parent) return false;
-    const style = document.createElement("style");
-    style.id = "autoconsent-prehide";
-    style.textContent = rule;
-    parent.appendChild(style);
-    return true;
-  }};
-  if (!prehide()) {{
-    const observer = new MutationObserver(() => {{ if (prehide()) observer.disconnect(); }});
-    observer.observe(document, {{ childList: true, subtree: true }});
-  }}
-  const sourcepoint = () => {{
-    try {{
-      const url = new URL(href);
-      const q = url.searchParams;
-      return (q.has("message_id") && url.hostname === "ccpa-notice.sp-prod.net") || url.hostname === "ccpa-pm.sp-prod.net" ||
-        (["/index.html", "/privacy-manager/index.html", "/ccpa_pm/index.html", "/us_pm/index.html"].includes(url.pathname) &&
-         (q.has("message_id") || q.has("requestUUID") || q.has("consentUUID")));
-    }} catch (e) {{ return false; }}
-  }};
-  // Each mark parsed once on a detached element: those that also parse in
-  // a list are asked in one query, the rest (a selector Chromium accepts
-  // alone by closing it at its end) one by one, as autoconsent asks them.
-  let css = null;
-  let alone = [];
-  const parse = () => {{
-    const probe = document.createElement("i");
-    const parses = (s) => {{ try {{ probe.matches(s); return true; }} catch (e) {{ return false; }} }};
-    const listed = [];
-    for (const m of plan.marks) {{
-      if (parses(m + ",i")) listed.push(m);
-      else if (parses(m)) alone.push(m);
-    }}
-    css = listed.join(",");
-  }};
-  const matches = () => {{
-    if (css === null) parse();
-    if (css && document.querySelector(css)) return true;
-    if (alone.some((m) => document.querySelector(m))) return true;
-    return plan.xpathMarks.some((x) => {{
-      try {{ return !!document.evaluate(x, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; }} catch (e) {{ return false; }}
-    }});
-  }};
-  let marked = false;
-  let stopped = false;
-  let timer = 0;
-  const look = () => {{
-    if (marked || stopped || document.readyState === "loading") return marked;
-    clearTimeout(timer);
-    if (site || (plan.sourcepoint && sourcepoint()) || matches()) {{
-      marked = true;
-      report(JSON.stringify({{ type: "marks" }}));
-      return true;
-    }}
-    timer = setTimeout(look, {LOOK_EVERY_MS});
-    return false;
-  }};
-  document.addEventListener("DOMContentLoaded", look, {{ once: true }});
-  window.addEventListener("load", look, {{ once: true }});
-  look();
-  window.__pageImportLight = {{
-    look,
-    lift() {{
-      stopped = true;
-      clearTimeout(timer);
-      if (window.__autoconsent) window.__autoconsent.undoPrehide();
-      else for (const style of document.querySelectorAll("style#autoconsent-prehide")) style.remove();
-    }},
-  }};
-}})();"#
-        )
+        LIGHT_SCRIPT
+            .replace("__BINDING__", BINDING)
+            .replace("__LOOK_EVERY_MS__", &LOOK_EVERY_MS.to_string())
+            .replace("__PLAN__", &plan)
     });
     &LIGHT
 }
@@ -247,6 +169,9 @@ mod tests {
         assert!(light.contains(r#"".klaro > .cookie-notice""#));
         assert!(light.contains(r#"style.id = "autoconsent-prehide""#));
         assert!(!light.contains("AutoConsent"), "no part of the bundle");
+        for placeholder in ["__BINDING__", "__PLAN__", "__LOOK_EVERY_MS__"] {
+            assert!(!light.contains(placeholder), "{placeholder} is filled in");
+        }
         assert!(
             BUNDLE.contains(r#"getStyleElement("autoconsent-prehide")"#),
             "the engine's prehide is the same element as the light script's"
