@@ -21,8 +21,9 @@ use crate::queue::messages::{capture_job_body, CaptureDestination};
 /// records why in its history, and queues the new attempt with its message
 /// for a capture slot (`service::dispatch` publishes it), all in the
 /// caller's transaction. `None` when
-/// the row is gone or not at `attempt`.
-#[tracing::instrument(name = "next_attempt", level = "debug", skip_all, fields(page_import_id = %id, attempt = attempt))]
+/// the row is gone or not at `attempt`. Not instrumented: a manual
+/// retry's attempt carries on the caller's span (`Span::current()`), which
+/// a span of this function's own (a `debug` one, not exported) would hide.
 pub async fn start(
     conn: &mut PgConnection,
     destination: &CaptureDestination,
