@@ -7,6 +7,7 @@ mod browser;
 mod callback;
 mod capture;
 mod cdp;
+mod commands;
 mod config;
 mod consent;
 mod details;

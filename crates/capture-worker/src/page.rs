@@ -22,7 +22,8 @@ use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use crate::browser::Browser;
-use crate::cdp::{CdpError, Connection, Reply};
+use crate::cdp::{CdpError, Command, Connection, Reply};
+use crate::commands::{AddScriptToEvaluateOnNewDocument, PageEnable};
 use crate::consent::Consent;
 use crate::dom::Owner;
 use crate::emulation::{self, Emulation};
@@ -164,11 +165,14 @@ impl Page {
     /// Events on, the reader's device, language, clock and colour scheme
     /// (SPEC §14), frames attached as they come.
     pub async fn prepare(&self) -> Result<(), Failure> {
-        self.call("Page.enable", json!({})).await?;
+        self.send(&PageEnable {}).await?;
         enable_network(&self.cdp, &self.session).await?;
         self.call("Inspector.enable", json!({})).await?;
-        self.call("Page.addScriptToEvaluateOnNewDocument", json!({"source": PAGE_SCRIPT}))
-            .await?;
+        self.send(&AddScriptToEvaluateOnNewDocument {
+            source: PAGE_SCRIPT,
+            world_name: None,
+        })
+        .await?;
         self.emulation
             .apply(&self.cdp, &self.session, emulation::Target::Page, COMMAND_TIMEOUT)
             .await
@@ -842,6 +846,18 @@ impl Page {
 
     async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
         let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
+        self.crash_aware(result)
+    }
+
+    /// A typed [`Command`] on the page's session.
+    async fn send<C: Command>(&self, command: &C) -> Result<C::Reply, CdpError> {
+        let result = self.cdp.send(Some(&self.session), command, COMMAND_TIMEOUT).await;
+        self.crash_aware(result)
+    }
+
+    /// A command that timed out because the page's renderer is gone is the
+    /// browser connection's end for this page.
+    fn crash_aware<T>(&self, result: Result<T, CdpError>) -> Result<T, CdpError> {
         if matches!(result, Err(CdpError::Timeout { .. })) && self.crashed() {
             return Err(CdpError::Closed);
         }

@@ -44,7 +44,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cdp::{CdpError, Command, Connection, Done};
-use crate::protocol::{BindingCalled, Evaluated, ExecutionContextCreated};
+use crate::commands::{AddScriptToEvaluateOnNewDocument, Evaluate, PageEnable, RuntimeEnable};
+use crate::protocol::{BindingCalled, ExecutionContextCreated};
 
 /// The name of the worker's world in each frame.
 pub const WORLD: &str = "page-import-consent";
@@ -287,7 +288,7 @@ impl Consent {
             session,
             &AddScriptToEvaluateOnNewDocument {
                 source: scripts::light(),
-                world_name: WORLD,
+                world_name: Some(WORLD),
             },
             timeout,
         )
@@ -416,9 +417,18 @@ impl Consent {
     /// report, which loads the engine, may come after the answer).
     async fn look(&self, cdp: &Connection, timeout: Duration) {
         let worlds = self.log().unmarked_worlds();
-        for (session, world) in worlds {
-            match evaluate(cdp, &session, world, scripts::LOOK, timeout).await {
-                Ok(Value::Bool(true)) => self.log().record(&session, world, &Message::Marks),
+        // Every world at once: a page keeps the worlds of its frames'
+        // earlier documents too, which answer only that they are gone.
+        let looks = worlds.iter().map(|(session, world)| async move {
+            (
+                session,
+                *world,
+                evaluate(cdp, session, *world, scripts::LOOK, timeout).await,
+            )
+        });
+        for (session, world, looked) in futures::future::join_all(looks).await {
+            match looked {
+                Ok(Value::Bool(true)) => self.log().record(session, world, &Message::Marks),
                 Ok(_) => {}
                 Err(e) => tracing::debug!(error = %e, "a world could not look for marks (its frame may be gone)"),
             }
@@ -437,14 +447,15 @@ impl Consent {
             };
             (log.worlds(), hidden)
         };
-        for (session, world) in worlds {
-            if hidden.as_ref() == Some(&(session.clone(), world)) {
-                continue;
-            }
-            if let Err(e) = evaluate(cdp, &session, world, scripts::LIFT_PREHIDE, timeout).await {
-                tracing::debug!(error = %e, "a world's prehide could not be lifted (its frame may be gone)");
-            }
-        }
+        let lifts = worlds
+            .into_iter()
+            .filter(|w| hidden.as_ref() != Some(w))
+            .map(|(session, world)| async move {
+                if let Err(e) = evaluate(cdp, &session, world, scripts::LIFT_PREHIDE, timeout).await {
+                    tracing::debug!(error = %e, "a world's prehide could not be lifted (its frame may be gone)");
+                }
+            });
+        futures::future::join_all(lifts).await;
         info
     }
 }
@@ -473,23 +484,7 @@ async fn evaluate(
     Ok(evaluated.value().unwrap_or(Value::Null))
 }
 
-// ---- The commands.
-
-#[derive(Serialize)]
-struct PageEnable {}
-
-impl Command for PageEnable {
-    const METHOD: &'static str = "Page.enable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-struct RuntimeEnable {}
-
-impl Command for RuntimeEnable {
-    const METHOD: &'static str = "Runtime.enable";
-    type Reply = Done;
-}
+// ---- The commands of its own.
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -501,35 +496,6 @@ struct AddBinding {
 impl Command for AddBinding {
     const METHOD: &'static str = "Runtime.addBinding";
     type Reply = Done;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AddScriptToEvaluateOnNewDocument {
-    source: &'static str,
-    world_name: &'static str,
-}
-
-#[derive(Deserialize)]
-struct ScriptAdded {}
-
-impl Command for AddScriptToEvaluateOnNewDocument {
-    const METHOD: &'static str = "Page.addScriptToEvaluateOnNewDocument";
-    type Reply = ScriptAdded;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Evaluate<'a> {
-    expression: &'a str,
-    context_id: i64,
-    await_promise: bool,
-    return_by_value: bool,
-}
-
-impl Command for Evaluate<'_> {
-    const METHOD: &'static str = "Runtime.evaluate";
-    type Reply = Evaluated;
 }
 
 /// The outcome, once the waiting is over: `still_up` is asked only when
