@@ -19,13 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use serde_json::json;
+use serde::Serialize;
 use tokio::net::unix::pipe;
 use tokio::sync::Mutex;
 
-use crate::cdp::Connection;
+use crate::cdp::{self, CdpError, Connection, Done};
 use crate::config::BrowserUser;
-use crate::protocol::BrowserVersion;
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// Lines of Chromium's stderr kept to say why a launch failed.
@@ -195,11 +194,8 @@ impl Browser {
                 tracing::trace!(method = %event.method, "browser event");
             }
         });
-        let version = match cdp
-            .ask::<BrowserVersion>(None, "Browser.getVersion", json!({}), LAUNCH_TIMEOUT)
-            .await
-        {
-            Ok(version) => version.product,
+        let version = match cdp.version(LAUNCH_TIMEOUT).await {
+            Ok(version) => version,
             Err(e) => {
                 kill_group(pid);
                 let _ = std::fs::remove_dir_all(&home);
@@ -229,10 +225,11 @@ impl Browser {
         if self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return;
         }
-        let _ = self
-            .cdp
-            .call(None, "Browser.close", json!({}), Duration::from_secs(2))
-            .await;
+        match self.cdp.send(None, &Close {}, Duration::from_secs(2)).await {
+            // The browser may end the pipe before it answers.
+            Ok(Done {}) | Err(CdpError::Closed) => {}
+            Err(e) => tracing::debug!(error = %e, pid = self.pid, "the browser did not close when asked; it is killed"),
+        }
         for _ in 0..20 {
             if !process_exists(self.pid) {
                 break;
@@ -400,6 +397,15 @@ fn why(tail: &VecDeque<String>) -> String {
         }
         None => "it exited without a message".into(),
     }
+}
+
+/// `Browser.close`.
+#[derive(Serialize)]
+struct Close {}
+
+impl cdp::Command for Close {
+    const METHOD: &'static str = "Browser.close";
+    type Reply = Done;
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! writes answers and events to its fd 4, each message one JSON text ended by
 //! a NUL byte. No browser process listens on a port (SPEC §10 Isolation).
 //!
-//! Commands are JSON objects `{id, method, params, sessionId?}`; answers carry
-//! the same `id`. Events of a flattened target session (`sessionId`) go to that
+//! Commands are JSON objects `{id, method, params, sessionId?}`, each sent as
+//! a typed [`Command`]; answers carry the same `id`. Events of a flattened target session (`sessionId`) go to that
 //! session's channel; browser-level events go to the browser channel. When the
 //! pipe closes (the browser exited or crashed), every pending command fails
 //! with [`CdpError::Closed`] and every channel ends.
@@ -15,12 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::protocol::{Attached, CreatedContext, CreatedTarget, Event};
+use crate::protocol::{Attached, BrowserVersion, CreatedContext, CreatedTarget, Event};
 
 /// A DOMSnapshot of a large page or a tall screenshot is tens of MiB of JSON.
 const MAX_MESSAGE_BYTES: usize = 1 << 30;
@@ -37,10 +37,24 @@ pub enum CdpError {
 
 /// One CDP command: its method, its parameters (the value itself,
 /// serialized) and the type of its answer, bound once where it is defined,
-/// so a call site cannot pair a method with another command's reply.
-pub trait Command: serde::Serialize {
+/// so a call site cannot pair a method with another command's reply. The
+/// answer is a typed `result` ([`Connection::send`]), or, for an answer of
+/// tens of MiB that its caller parses itself, its text: [`Reply`]
+/// ([`Connection::send_for_text`]).
+pub trait Command: Serialize {
     const METHOD: &'static str;
-    type Reply: DeserializeOwned;
+    type Reply;
+}
+
+/// A command as it goes down the pipe.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Outgoing<'a, P> {
+    id: u64,
+    method: &'a str,
+    params: &'a P,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
 }
 
 /// The answer of a command that answers nothing (`{}`).
@@ -169,65 +183,88 @@ impl Connection {
     /// page's session id. The context is disposed again if the page cannot
     /// be opened.
     pub async fn open_page(&self, proxy_url: &str, timeout: Duration) -> Result<(String, String), CdpError> {
-        let context: CreatedContext = self
-            .ask(
-                None,
-                "Target.createBrowserContext",
-                json!({"disposeOnDetach": true, "proxyServer": proxy_url, "proxyBypassList": "<-loopback>"}),
-                timeout,
-            )
-            .await?;
-        let context_id = context.browser_context_id;
+        let create = CreateBrowserContext {
+            dispose_on_detach: true,
+            proxy_server: proxy_url,
+            proxy_bypass_list: "<-loopback>",
+        };
+        let context_id = self.send(None, &create, timeout).await?.browser_context_id;
         let page = async {
             // Nothing a page offers as a download is written anywhere
             // (SPEC §10).
-            self.call(
-                None,
-                "Browser.setDownloadBehavior",
-                json!({"behavior": "deny", "browserContextId": context_id}),
-                timeout,
-            )
-            .await?;
-            let target: CreatedTarget = self
-                .ask(
-                    None,
-                    "Target.createTarget",
-                    json!({"url": "about:blank", "browserContextId": context_id}),
-                    timeout,
-                )
-                .await?;
-            let attached: Attached = self
-                .ask(
-                    None,
-                    "Target.attachToTarget",
-                    json!({"targetId": target.target_id, "flatten": true}),
-                    timeout,
-                )
-                .await?;
-            Ok(attached.session_id)
+            let deny = SetDownloadBehavior {
+                behavior: "deny",
+                browser_context_id: &context_id,
+            };
+            self.send(None, &deny, timeout).await?;
+            let blank = CreateTarget {
+                url: "about:blank",
+                browser_context_id: &context_id,
+            };
+            let target_id = self.send(None, &blank, timeout).await?.target_id;
+            let attach = AttachToTarget {
+                target_id: &target_id,
+                flatten: true,
+            };
+            Ok(self.send(None, &attach, timeout).await?.session_id)
         }
         .await;
         match page {
             Ok(session) => Ok((context_id, session)),
             Err(e) => {
-                let _ = self.dispose_context(&context_id, timeout).await;
+                if let Err(disposed) = self.dispose_context(&context_id, timeout).await {
+                    tracing::warn!(error = %disposed, "a browser context whose page did not open could not be disposed");
+                }
                 Err(e)
             }
         }
     }
 
     /// Closes a browser context and every page in it.
-    pub async fn dispose_context(&self, context_id: &str, timeout: Duration) -> Result<Value, CdpError> {
-        self.call(
-            None,
-            "Target.disposeBrowserContext",
-            json!({"browserContextId": context_id}),
-            timeout,
-        )
-        .await
+    pub async fn dispose_context(&self, context_id: &str, timeout: Duration) -> Result<(), CdpError> {
+        let dispose = DisposeBrowserContext {
+            browser_context_id: context_id,
+        };
+        self.send(None, &dispose, timeout).await.map(|Done {}| ())
     }
 
-    /// Sends a command and waits at most `timeout` for its `result`.
+    /// The browser's product (`Browser.getVersion`), e.g.
+    /// `HeadlessChrome/156.0.8078.114`: also a browser that answers.
+    pub async fn version(&self, timeout: Duration) -> Result<String, CdpError> {
+        Ok(self.send(None, &GetVersion {}, timeout).await?.product)
+    }
+
+    /// Sends a typed [`Command`] and waits at most `timeout` for its
+    /// answer, read as its `Reply` ([`Reply::answer`]).
+    pub async fn send<C: Command>(
+        &self,
+        session: Option<&str>,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<C::Reply, CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        self.request(session, C::METHOD, command, timeout)
+            .await?
+            .answer(C::METHOD)
+    }
+
+    /// Sends a [`Command`] whose answer its caller parses from the text
+    /// into its own types (a DOM snapshot, a screenshot).
+    pub async fn send_for_text<C: Command<Reply = Reply>>(
+        &self,
+        session: Option<&str>,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<Reply, CdpError> {
+        self.request(session, C::METHOD, command, timeout).await
+    }
+
+    /// An untyped command, its `result` as it came. Only the bench's
+    /// `capture_floor` example, which tries commands out, sends these: the
+    /// worker sends typed [`Command`]s.
+    #[allow(dead_code)]
     pub async fn call(
         &self,
         session: Option<&str>,
@@ -235,36 +272,11 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, CdpError> {
-        self.ask(session, method, params, timeout).await
-    }
-
-    /// [`Connection::call`], its `result` read as `T` ([`Reply::answer`]).
-    pub async fn ask<T: DeserializeOwned>(
-        &self,
-        session: Option<&str>,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<T, CdpError> {
         self.call_raw(session, method, params, timeout).await?.answer(method)
     }
 
-    /// Sends a typed [`Command`] and reads its answer as its `Reply`.
-    pub async fn send<C: Command>(
-        &self,
-        session: Option<&str>,
-        command: &C,
-        timeout: Duration,
-    ) -> Result<C::Reply, CdpError> {
-        let params = serde_json::to_value(command).map_err(|e| CdpError::Protocol {
-            method: C::METHOD.to_owned(),
-            message: format!("its parameters do not serialize: {e}"),
-        })?;
-        self.ask(session, C::METHOD, params, timeout).await
-    }
-
-    /// Like [`Connection::call`], returning the answer's text for the caller
-    /// to parse into its own types.
+    /// [`Connection::call`], the answer's text (see [`Connection::call`]).
+    #[allow(dead_code)]
     pub async fn call_raw(
         &self,
         session: Option<&str>,
@@ -272,17 +284,35 @@ impl Connection {
         params: Value,
         timeout: Duration,
     ) -> Result<Reply, CdpError> {
+        self.request(session, method, &params, timeout).await
+    }
+
+    /// Sends `method` with `params` and waits at most `timeout` for the
+    /// answer's text.
+    async fn request<P: Serialize>(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: &P,
+        timeout: Duration,
+    ) -> Result<Reply, CdpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = Outgoing {
+            id,
+            method,
+            params,
+            session_id: session,
+        };
+        let message = serde_json::to_string(&message).map_err(|e| CdpError::Protocol {
+            method: method.to_owned(),
+            message: format!("its parameters do not serialize: {e}"),
+        })?;
         let (tx, rx) = oneshot::channel();
         match self.shared.pending.lock().expect("cdp pending lock").as_mut() {
             Some(pending) => pending.insert(id, tx),
             None => return Err(CdpError::Closed),
         };
-        let mut command = json!({"id": id, "method": method, "params": params});
-        if let Some(session) = session {
-            command["sessionId"] = Value::String(session.to_owned());
-        }
-        if self.outgoing.send(command.to_string()).is_err() {
+        if self.outgoing.send(message).is_err() {
             return Err(CdpError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {
@@ -326,8 +356,12 @@ impl Connection {
 
 impl Shared {
     fn dispatch(&self, text: String, browser: &mpsc::UnboundedSender<Event>) {
-        let Ok(envelope) = serde_json::from_str::<Envelope>(&text) else {
-            return;
+        let envelope = match serde_json::from_str::<Envelope>(&text) {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                tracing::warn!(%error, "the browser sent a message that is not CDP; it is dropped");
+                return;
+            }
         };
         if let Some(id) = envelope.id {
             let waiter = self
@@ -336,19 +370,30 @@ impl Shared {
                 .expect("cdp pending lock")
                 .as_mut()
                 .and_then(|p| p.remove(&id));
-            if let Some(waiter) = waiter {
-                let answer = match envelope.error {
-                    Some(error) => Err(error.message),
-                    None => Ok(text),
-                };
-                let _ = waiter.send(answer);
+            let Some(waiter) = waiter else {
+                tracing::debug!(id, "an answer came after its command stopped waiting");
+                return;
+            };
+            let answer = match envelope.error {
+                Some(error) => Err(error.message),
+                None => Ok(text),
+            };
+            if waiter.send(answer).is_err() {
+                tracing::debug!(id, "an answer came after its caller went away");
             }
             return;
         }
-        let Some(method) = envelope.method else { return };
-        let params = serde_json::from_str::<EventParams>(&text)
-            .map(|e| e.params)
-            .unwrap_or(Value::Null);
+        let Some(method) = envelope.method else {
+            tracing::warn!("the browser sent a message that is neither an answer nor an event; it is dropped");
+            return;
+        };
+        let params = match serde_json::from_str::<EventParams>(&text) {
+            Ok(event) => event.params,
+            Err(error) => {
+                tracing::warn!(%method, %error, "an event's parameters do not read; it is dropped");
+                return;
+            }
+        };
         let event = Event { method, params };
         match envelope.session_id {
             Some(session) => {
@@ -393,25 +438,217 @@ async fn read_message(from: &mut (impl AsyncBufReadExt + Unpin)) -> Option<Strin
     }
 }
 
+// ---- The commands of the browser, and of a page's browser context and target.
+
+/// `Browser.getVersion`.
+#[derive(Serialize)]
+struct GetVersion {}
+
+impl Command for GetVersion {
+    const METHOD: &'static str = "Browser.getVersion";
+    type Reply = BrowserVersion;
+}
+
+/// `Target.createBrowserContext`: a context of its own, behind the
+/// capture's proxy, disposed when the worker's connection ends.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateBrowserContext<'a> {
+    dispose_on_detach: bool,
+    proxy_server: &'a str,
+    proxy_bypass_list: &'a str,
+}
+
+impl Command for CreateBrowserContext<'_> {
+    const METHOD: &'static str = "Target.createBrowserContext";
+    type Reply = CreatedContext;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SetDownloadBehavior<'a> {
+    behavior: &'a str,
+    browser_context_id: &'a str,
+}
+
+impl Command for SetDownloadBehavior<'_> {
+    const METHOD: &'static str = "Browser.setDownloadBehavior";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateTarget<'a> {
+    url: &'a str,
+    browser_context_id: &'a str,
+}
+
+impl Command for CreateTarget<'_> {
+    const METHOD: &'static str = "Target.createTarget";
+    type Reply = CreatedTarget;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AttachToTarget<'a> {
+    target_id: &'a str,
+    flatten: bool,
+}
+
+impl Command for AttachToTarget<'_> {
+    const METHOD: &'static str = "Target.attachToTarget";
+    type Reply = Attached;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DisposeBrowserContext<'a> {
+    browser_context_id: &'a str,
+}
+
+impl Command for DisposeBrowserContext<'_> {
+    const METHOD: &'static str = "Target.disposeBrowserContext";
+    type Reply = Done;
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
-    #[tokio::test]
-    async fn a_typed_answer_without_a_field_it_always_has_fails_as_the_command_would() {
+    /// The far end of the pipe, playing the browser: reads each command,
+    /// checks its method, session and parameters, and answers it with its
+    /// `result` (or its `error`, for a result that is a string).
+    fn browser(
+        script: Vec<(&'static str, Option<&'static str>, Value, Value)>,
+    ) -> (
+        Connection,
+        mpsc::UnboundedReceiver<Event>,
+        tokio::task::JoinHandle<tokio::io::DuplexStream>,
+    ) {
         let (to_browser, mut browser_reads) = tokio::io::duplex(1024);
         let (mut browser_writes, from_browser) = tokio::io::duplex(1024);
-        let (cdp, _browser_events) = Connection::over_pipe(to_browser, from_browser);
+        let (cdp, events) = Connection::over_pipe(to_browser, from_browser);
         let browser = tokio::spawn(async move {
             let mut reader = BufReader::new(&mut browser_reads);
-            for result in [json!({"browserContextId": "C1"}), json!({})] {
+            for (method, session, params, result) in script {
                 let command: Value = serde_json::from_str(&read_message(&mut reader).await.unwrap()).unwrap();
-                let answer = json!({"id": command["id"], "result": result}).to_string() + "\0";
-                browser_writes.write_all(answer.as_bytes()).await.unwrap();
+                assert_eq!(command["method"], method);
+                assert_eq!(command["sessionId"].as_str(), session, "{method}");
+                assert_eq!(command["params"], params, "{method}");
+                let answer = match result {
+                    Value::String(message) => {
+                        json!({"id": command["id"], "error": {"code": -32000, "message": message}})
+                    }
+                    result => json!({"id": command["id"], "result": result}),
+                };
+                browser_writes
+                    .write_all((answer.to_string() + "\0").as_bytes())
+                    .await
+                    .unwrap();
             }
             browser_writes
         });
-        let ask = || cdp.ask::<CreatedContext>(None, "Target.createBrowserContext", json!({}), Duration::from_secs(5));
+        (cdp, events, browser)
+    }
+
+    const T: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn a_page_is_opened_in_a_context_of_its_own_with_downloads_denied() {
+        let (cdp, _events, browser) = browser(vec![
+            (
+                "Target.createBrowserContext",
+                None,
+                json!({"disposeOnDetach": true, "proxyServer": "http://127.0.0.1:9", "proxyBypassList": "<-loopback>"}),
+                json!({"browserContextId": "C1"}),
+            ),
+            (
+                "Browser.setDownloadBehavior",
+                None,
+                json!({"behavior": "deny", "browserContextId": "C1"}),
+                json!({}),
+            ),
+            (
+                "Target.createTarget",
+                None,
+                json!({"url": "about:blank", "browserContextId": "C1"}),
+                json!({"targetId": "T1"}),
+            ),
+            (
+                "Target.attachToTarget",
+                None,
+                json!({"targetId": "T1", "flatten": true}),
+                json!({"sessionId": "S1"}),
+            ),
+        ]);
+        let opened = cdp.open_page("http://127.0.0.1:9", T).await.unwrap();
+        assert_eq!(opened, ("C1".to_owned(), "S1".to_owned()));
+        drop(browser.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_context_whose_page_did_not_open_is_disposed() {
+        let (cdp, _events, browser) = browser(vec![
+            (
+                "Target.createBrowserContext",
+                None,
+                json!({"disposeOnDetach": true, "proxyServer": "http://p", "proxyBypassList": "<-loopback>"}),
+                json!({"browserContextId": "C1"}),
+            ),
+            (
+                "Browser.setDownloadBehavior",
+                None,
+                json!({"behavior": "deny", "browserContextId": "C1"}),
+                json!({}),
+            ),
+            // No target id: an error, not a page with the id "".
+            (
+                "Target.createTarget",
+                None,
+                json!({"url": "about:blank", "browserContextId": "C1"}),
+                json!({}),
+            ),
+            (
+                "Target.disposeBrowserContext",
+                None,
+                json!({"browserContextId": "C1"}),
+                json!({}),
+            ),
+        ]);
+        let failed = cdp.open_page("http://p", T).await;
+        assert!(
+            matches!(&failed, Err(CdpError::Protocol { method, message }) if method == "Target.createTarget" && message.contains("targetId")),
+            "{failed:?}"
+        );
+        drop(browser.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_typed_answer_without_a_field_it_always_has_fails_as_the_command_would() {
+        let params = json!({"disposeOnDetach": true, "proxyServer": "p", "proxyBypassList": "<-loopback>"});
+        let (cdp, _events, browser) = browser(vec![
+            (
+                "Target.createBrowserContext",
+                None,
+                params.clone(),
+                json!({"browserContextId": "C1"}),
+            ),
+            ("Target.createBrowserContext", None, params.clone(), json!({})),
+            (
+                "Target.createBrowserContext",
+                None,
+                params,
+                json!("Failed to create context"),
+            ),
+        ]);
+        let create = CreateBrowserContext {
+            dispose_on_detach: true,
+            proxy_server: "p",
+            proxy_bypass_list: "<-loopback>",
+        };
+        let ask = || cdp.send(None, &create, T);
         assert_eq!(ask().await.unwrap().browser_context_id, "C1");
         // Before, a missing id was a silent "".
         let missing = ask().await;
@@ -419,7 +656,47 @@ mod tests {
             matches!(&missing, Err(CdpError::Protocol { message, .. }) if message.contains("browserContextId")),
             "{missing:?}"
         );
+        let refused = ask().await;
+        assert!(
+            matches!(&refused, Err(CdpError::Protocol { method, message }) if method == "Target.createBrowserContext" && message == "Failed to create context"),
+            "{refused:?}"
+        );
         drop(browser.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn the_browser_s_version_is_its_product_which_it_always_sends() {
+        let (cdp, _events, browser) = browser(vec![
+            (
+                "Browser.getVersion",
+                None,
+                json!({}),
+                json!({"product": "HeadlessChrome/156.0.8078.114", "protocolVersion": "1.3"}),
+            ),
+            ("Browser.getVersion", None, json!({}), json!({"protocolVersion": "1.3"})),
+        ]);
+        assert_eq!(cdp.version(T).await.unwrap(), "HeadlessChrome/156.0.8078.114");
+        let missing = cdp.version(T).await;
+        assert!(
+            matches!(&missing, Err(CdpError::Protocol { message, .. }) if message.contains("product")),
+            "{missing:?}"
+        );
+        drop(browser.await.unwrap());
+    }
+
+    /// A command of the tests' own, sent on a session.
+    #[derive(Serialize)]
+    struct GetTargets {}
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Targets {
+        target_infos: Vec<String>,
+    }
+
+    impl Command for GetTargets {
+        const METHOD: &'static str = "Target.getTargets";
+        type Reply = Targets;
     }
 
     #[tokio::test]
@@ -436,6 +713,7 @@ mod tests {
             let command: Value = serde_json::from_str(&command).unwrap();
             assert_eq!(command["method"], "Target.getTargets");
             assert_eq!(command["sessionId"], "S1");
+            assert_eq!(command["params"], json!({}));
             let answer = json!({"id": command["id"], "result": {"targetInfos": []}});
             // Split across writes: the reader must join the pieces.
             let text = answer.to_string();
@@ -453,11 +731,8 @@ mod tests {
                 .unwrap();
             browser_writes
         });
-        let result = cdp
-            .call(Some("S1"), "Target.getTargets", json!({}), Duration::from_secs(5))
-            .await
-            .unwrap();
-        assert_eq!(result, json!({"targetInfos": []}));
+        let result = cdp.send(Some("S1"), &GetTargets {}, T).await.unwrap();
+        assert_eq!(result, Targets { target_infos: vec![] });
         assert_eq!(session_events.recv().await.unwrap().method, "Page.loadEventFired");
         let event = browser_events.recv().await.unwrap();
         assert_eq!(
@@ -467,9 +742,7 @@ mod tests {
 
         // The browser closing its end fails what waits.
         drop(browser.await.unwrap());
-        let closed = cdp
-            .call(None, "Browser.getVersion", json!({}), Duration::from_secs(5))
-            .await;
+        let closed = cdp.send(None, &GetTargets {}, T).await;
         assert!(matches!(closed, Err(CdpError::Closed)), "{closed:?}");
         assert!(cdp.is_closed());
     }

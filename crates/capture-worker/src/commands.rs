@@ -1,11 +1,14 @@
-//! The CDP commands more than one part of the worker sends, typed once
-//! ([`Command`]: method, parameters and answer bound together). A command
-//! only one module sends is typed in that module.
+//! The CDP commands of the page and its targets, and those more than one
+//! part of the worker sends, typed once ([`Command`]: method, parameters
+//! and answer bound together). A command only one other module sends is
+//! typed in that module (the browser context's in the CDP client, the
+//! reader's emulation, consent's binding, the questions after the
+//! snapshot).
 
 use serde::{Deserialize, Serialize};
 
-use crate::cdp::{Command, Done};
-use crate::protocol::Evaluated;
+use crate::cdp::{Command, Done, Reply};
+use crate::protocol::{Evaluated, FrameOwner, LayoutMetrics, Navigated, ResponseBody};
 
 /// `Page.enable`: page events, and the named worlds of
 /// `Page.addScriptToEvaluateOnNewDocument`.
@@ -45,12 +48,14 @@ impl Command for AddScriptToEvaluateOnNewDocument<'_> {
     type Reply = ScriptAdded;
 }
 
-/// `Runtime.evaluate` in execution context `context_id`.
+/// `Runtime.evaluate` in execution context `context_id`, or without one in
+/// the main world of the session's page.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Evaluate<'a> {
     pub expression: &'a str,
-    pub context_id: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<i64>,
     pub await_promise: bool,
     pub return_by_value: bool,
 }
@@ -58,4 +63,312 @@ pub struct Evaluate<'a> {
 impl Command for Evaluate<'_> {
     const METHOD: &'static str = "Runtime.evaluate";
     type Reply = Evaluated;
+}
+
+/// `Inspector.enable`: `Inspector.targetCrashed` reported.
+#[derive(Serialize)]
+pub struct InspectorEnable {}
+
+impl Command for InspectorEnable {
+    const METHOD: &'static str = "Inspector.enable";
+    type Reply = Done;
+}
+
+/// `Network.enable`, with the response bodies Chromium keeps for
+/// `Network.getResponseBody`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkEnable {
+    pub max_total_buffer_size: u64,
+    pub max_resource_buffer_size: u64,
+}
+
+impl Command for NetworkEnable {
+    const METHOD: &'static str = "Network.enable";
+    type Reply = Done;
+}
+
+/// `Target.setAutoAttach`: the frames and workers below the session
+/// attached as they appear (flattened), each paused until it is told to run.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SetAutoAttach {
+    pub auto_attach: bool,
+    pub wait_for_debugger_on_start: bool,
+    pub flatten: bool,
+}
+
+impl Command for SetAutoAttach {
+    const METHOD: &'static str = "Target.setAutoAttach";
+    type Reply = Done;
+}
+
+/// `Runtime.runIfWaitingForDebugger`: a target paused at its start runs.
+#[derive(Serialize)]
+pub struct RunIfWaitingForDebugger {}
+
+impl Command for RunIfWaitingForDebugger {
+    const METHOD: &'static str = "Runtime.runIfWaitingForDebugger";
+    type Reply = Done;
+}
+
+/// `Page.handleJavaScriptDialog`.
+#[derive(Serialize)]
+pub struct HandleJavaScriptDialog {
+    pub accept: bool,
+}
+
+impl Command for HandleJavaScriptDialog {
+    const METHOD: &'static str = "Page.handleJavaScriptDialog";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+pub struct Navigate<'a> {
+    pub url: &'a str,
+}
+
+impl Command for Navigate<'_> {
+    const METHOD: &'static str = "Page.navigate";
+    type Reply = Navigated;
+}
+
+#[derive(Serialize)]
+pub struct GetLayoutMetrics {}
+
+impl Command for GetLayoutMetrics {
+    const METHOD: &'static str = "Page.getLayoutMetrics";
+    type Reply = LayoutMetrics;
+}
+
+/// `Page.captureScreenshot` as a PNG of `clip`; its answer is read from
+/// its text (a tall page's PNG is tens of MiB).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureScreenshot {
+    pub format: &'static str,
+    pub capture_beyond_viewport: bool,
+    pub from_surface: bool,
+    pub optimize_for_speed: bool,
+    pub clip: Clip,
+}
+
+/// A box of the page in CSS px, and the scale it is captured at.
+#[derive(Serialize)]
+pub struct Clip {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+    pub scale: f64,
+}
+
+impl Command for CaptureScreenshot {
+    const METHOD: &'static str = "Page.captureScreenshot";
+    type Reply = Reply;
+}
+
+/// `DOMSnapshot.captureSnapshot`; its answer is read from its text by
+/// the snapshot's own types.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaptureSnapshot<'a> {
+    pub computed_styles: &'a [&'a str],
+    pub include_paint_order: bool,
+    #[serde(rename = "includeDOMRects")]
+    pub include_dom_rects: bool,
+}
+
+impl Command for CaptureSnapshot<'_> {
+    const METHOD: &'static str = "DOMSnapshot.captureSnapshot";
+    type Reply = Reply;
+}
+
+/// `DOM.getFrameOwner`: the element that holds a frame.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetFrameOwner<'a> {
+    pub frame_id: &'a str,
+}
+
+impl Command for GetFrameOwner<'_> {
+    const METHOD: &'static str = "DOM.getFrameOwner";
+    type Reply = FrameOwner;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GetResponseBody<'a> {
+    pub request_id: &'a str,
+}
+
+impl Command for GetResponseBody<'_> {
+    const METHOD: &'static str = "Network.getResponseBody";
+    type Reply = ResponseBody;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::de::DeserializeOwned;
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// The method and parameters Chromium gets.
+    fn sent<C: Command>(command: C) -> (&'static str, Value) {
+        (C::METHOD, serde_json::to_value(command).unwrap())
+    }
+
+    /// The command's answer read from `result` as the connection reads it.
+    fn answer<C: Command>(result: Value) -> Result<C::Reply, crate::cdp::CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        Reply::from_text(json!({"id": 1, "result": result}).to_string()).answer(C::METHOD)
+    }
+
+    #[test]
+    fn each_command_sends_the_method_and_parameters_chromium_expects() {
+        let cases = [
+            (sent(PageEnable {}), ("Page.enable", json!({}))),
+            (sent(RuntimeEnable {}), ("Runtime.enable", json!({}))),
+            (sent(InspectorEnable {}), ("Inspector.enable", json!({}))),
+            (sent(GetLayoutMetrics {}), ("Page.getLayoutMetrics", json!({}))),
+            (
+                sent(RunIfWaitingForDebugger {}),
+                ("Runtime.runIfWaitingForDebugger", json!({})),
+            ),
+            (
+                sent(AddScriptToEvaluateOnNewDocument {
+                    source: "1",
+                    world_name: None,
+                }),
+                ("Page.addScriptToEvaluateOnNewDocument", json!({"source": "1"})),
+            ),
+            (
+                sent(AddScriptToEvaluateOnNewDocument {
+                    source: "1",
+                    world_name: Some("w"),
+                }),
+                (
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    json!({"source": "1", "worldName": "w"}),
+                ),
+            ),
+            (
+                sent(Evaluate {
+                    expression: "1",
+                    context_id: None,
+                    await_promise: false,
+                    return_by_value: true,
+                }),
+                (
+                    "Runtime.evaluate",
+                    json!({"expression": "1", "awaitPromise": false, "returnByValue": true}),
+                ),
+            ),
+            (
+                sent(Evaluate {
+                    expression: "1",
+                    context_id: Some(7),
+                    await_promise: true,
+                    return_by_value: true,
+                }),
+                (
+                    "Runtime.evaluate",
+                    json!({"expression": "1", "contextId": 7, "awaitPromise": true, "returnByValue": true}),
+                ),
+            ),
+            (
+                sent(NetworkEnable {
+                    max_total_buffer_size: 2,
+                    max_resource_buffer_size: 1,
+                }),
+                (
+                    "Network.enable",
+                    json!({"maxTotalBufferSize": 2, "maxResourceBufferSize": 1}),
+                ),
+            ),
+            (
+                sent(SetAutoAttach {
+                    auto_attach: true,
+                    wait_for_debugger_on_start: true,
+                    flatten: true,
+                }),
+                (
+                    "Target.setAutoAttach",
+                    json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+                ),
+            ),
+            (
+                sent(HandleJavaScriptDialog { accept: false }),
+                ("Page.handleJavaScriptDialog", json!({"accept": false})),
+            ),
+            (
+                sent(Navigate { url: "http://a/" }),
+                ("Page.navigate", json!({"url": "http://a/"})),
+            ),
+            (
+                sent(GetFrameOwner { frame_id: "F" }),
+                ("DOM.getFrameOwner", json!({"frameId": "F"})),
+            ),
+            (
+                sent(GetResponseBody { request_id: "R" }),
+                ("Network.getResponseBody", json!({"requestId": "R"})),
+            ),
+            (
+                sent(CaptureSnapshot {
+                    computed_styles: &["display"],
+                    include_paint_order: true,
+                    include_dom_rects: true,
+                }),
+                (
+                    "DOMSnapshot.captureSnapshot",
+                    json!({"computedStyles": ["display"], "includePaintOrder": true, "includeDOMRects": true}),
+                ),
+            ),
+            (
+                sent(CaptureScreenshot {
+                    format: "png",
+                    capture_beyond_viewport: true,
+                    from_surface: true,
+                    optimize_for_speed: false,
+                    clip: Clip {
+                        x: 0.0,
+                        y: 1.0,
+                        width: 2.0,
+                        height: 3.0,
+                        scale: 0.5,
+                    },
+                }),
+                (
+                    "Page.captureScreenshot",
+                    json!({"format": "png", "captureBeyondViewport": true, "fromSurface": true, "optimizeForSpeed": false,
+                           "clip": {"x": 0.0, "y": 1.0, "width": 2.0, "height": 3.0, "scale": 0.5}}),
+                ),
+            ),
+        ];
+        for (sent, expected) in cases {
+            assert_eq!(sent, expected);
+        }
+    }
+
+    #[test]
+    fn an_answer_without_a_field_chromium_always_sends_is_an_error() {
+        assert_eq!(
+            answer::<GetFrameOwner>(json!({"backendNodeId": 5}))
+                .unwrap()
+                .backend_node_id,
+            5
+        );
+        assert!(answer::<GetFrameOwner>(json!({})).is_err());
+        assert!(answer::<GetResponseBody>(json!({"body": "x"})).is_err());
+        assert!(answer::<Evaluate>(json!({})).is_err(), "a result is always sent");
+        // Page.navigate: only its frame id is always sent.
+        let navigated = answer::<Navigate>(json!({"frameId": "F"})).unwrap();
+        assert!(navigated.loader_id.is_none() && navigated.error_text.is_none() && !navigated.is_download);
+        // A command that answers nothing reads any object.
+        assert!(answer::<PageEnable>(json!({})).is_ok());
+        assert!(answer::<HandleJavaScriptDialog>(json!({})).is_ok());
+    }
 }

@@ -14,10 +14,9 @@ use base64::Engine;
 use bytes::Bytes;
 use futures::StreamExt;
 use page_import_contract::capture::AssetKind;
-use serde::Deserialize as _;
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use crate::cdp::Connection;
+use crate::cdp::{CdpError, Command, Connection, Done};
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
@@ -147,31 +146,17 @@ impl Page {
         if nodes.is_empty() {
             return Vec::new();
         }
-        let cdp = &self.cdp;
-        let call = |method: &'static str, params: Value| cdp.call(Some(session), method, params, COMMAND_TIMEOUT);
-        // CSS needs DOM; enabling CSS also reports the web fonts loaded
-        // (`CSS.fontsUpdated`), which names their files.
-        let backend_ids: Vec<i64> = nodes.iter().map(|n| n.backend_node_id).collect();
-        let ready = async {
-            call("DOM.enable", json!({})).await?;
-            call("CSS.enable", json!({})).await?;
-            call("DOM.getDocument", json!({"depth": 0})).await?;
-            cdp.ask::<PushedNodes>(
-                Some(session),
-                "DOM.pushNodesByBackendIdsToFrontend",
-                json!({"backendNodeIds": backend_ids}),
-                COMMAND_TIMEOUT,
-            )
-            .await
-        };
-        let pushed = match ready.await {
-            Ok(pushed) => pushed,
+        let node_ids = match self.css_ready(session, nodes).await {
+            Ok(pushed) => pushed.node_ids,
             Err(e) => {
                 tracing::debug!(error = %e, "fonts could not be asked for");
                 return Vec::new();
             }
         };
-        let node_ids = pushed.node_ids;
+        let gone = node_ids.iter().filter(|id| **id == 0).count();
+        if gone > 0 {
+            tracing::debug!(gone, "text nodes gone since the snapshot are not asked for their fonts");
+        }
         let ask = |indexes: Vec<usize>| {
             let asked = indexes
                 .into_iter()
@@ -184,29 +169,51 @@ impl Page {
         reps.sort_unstable();
         reps.dedup();
         let mut answers: HashMap<usize, Vec<FontUse>> = ask(reps).await.into_iter().collect();
-        let mut rest = Vec::new();
-        for (i, rep) in representative.iter().enumerate() {
-            if answers.contains_key(&i) {
-                continue;
-            }
-            match answers.get(rep) {
-                Some(fonts) if fonts.len() == 1 => {
-                    let fonts = fonts.clone();
-                    answers.insert(i, fonts);
-                }
-                _ => rest.push(i),
-            }
-        }
+        let rest = spread(&representative, &mut answers);
         answers.extend(ask(rest).await);
-        // Their events are not needed past this point.
-        let _ = call("CSS.disable", json!({})).await;
-        let _ = call("DOM.disable", json!({})).await;
+        self.css_done(session).await;
         let mut out: Vec<(i64, Vec<FontUse>)> = answers
             .into_iter()
             .map(|(i, fonts)| (nodes[i].backend_node_id, fonts))
             .collect();
         out.sort_unstable_by_key(|(node, _)| *node);
         out
+    }
+
+    /// DOM and CSS on in `session` (CSS needs DOM; enabling CSS also
+    /// reports the web fonts loaded, `CSS.fontsUpdated`, which names their
+    /// files), and the ids CSS knows `nodes` by, one per node: `0` for a
+    /// node gone since the snapshot.
+    async fn css_ready(&self, session: &str, nodes: &[TextNode]) -> Result<PushedNodes, CdpError> {
+        let (cdp, session) = (&self.cdp, Some(session));
+        cdp.send(session, &DomEnable {}, COMMAND_TIMEOUT).await?;
+        cdp.send(session, &CssEnable {}, COMMAND_TIMEOUT).await?;
+        cdp.send(session, &GetDocument { depth: 0 }, COMMAND_TIMEOUT).await?;
+        let backend_node_ids: Vec<i64> = nodes.iter().map(|n| n.backend_node_id).collect();
+        let push = PushNodesByBackendIdsToFrontend {
+            backend_node_ids: &backend_node_ids,
+        };
+        let pushed = cdp.send(session, &push, COMMAND_TIMEOUT).await?;
+        if pushed.node_ids.len() != nodes.len() {
+            return Err(CdpError::Protocol {
+                method: PushNodesByBackendIdsToFrontend::METHOD.to_owned(),
+                message: format!("{} node ids for {} nodes", pushed.node_ids.len(), nodes.len()),
+            });
+        }
+        Ok(pushed)
+    }
+
+    /// CSS and DOM off again: their events are not needed past this point.
+    /// For what it is worth: a frame may be gone by now.
+    async fn css_done(&self, session: &str) {
+        let session = Some(session);
+        let (css, dom) = (
+            self.cdp.send(session, &CssDisable {}, COMMAND_TIMEOUT).await,
+            self.cdp.send(session, &DomDisable {}, COMMAND_TIMEOUT).await,
+        );
+        if let Err(e) = css.and(dom) {
+            tracing::debug!(error = %e, "CSS and DOM events could not be turned off");
+        }
     }
 
     /// Of `candidates`, the elements that host a shadow root.
@@ -216,10 +223,15 @@ impl Page {
             .map(|&node| {
                 let (cdp, session) = (self.cdp.clone(), session.to_owned());
                 async move {
-                    let params = json!({"backendNodeId": node, "depth": 1, "pierce": true});
-                    let described: Described = cdp
-                        .ask(Some(&session), "DOM.describeNode", params, COMMAND_TIMEOUT)
+                    let describe = DescribeNode {
+                        backend_node_id: node,
+                        depth: 1,
+                        pierce: true,
+                    };
+                    let described = cdp
+                        .send(Some(&session), &describe, COMMAND_TIMEOUT)
                         .await
+                        .inspect_err(|e| tracing::debug!(node, error = %e, "an element that may host a shadow root went unanswered; it is taken for none"))
                         .ok()?;
                     (!described.node.shadow_roots.is_empty()).then_some(node)
                 }
@@ -233,15 +245,19 @@ impl Page {
     /// scripts cannot reach into it or change what its built-ins do), where
     /// pixels are read.
     async fn isolated_world(&self, session: &str, frame_id: Option<&str>) -> Option<i64> {
-        let created: IsolatedWorld = self
+        let Some(frame_id) = frame_id else {
+            tracing::debug!("a part without a frame id has no world of the worker's; its pixels are cut from the page");
+            return None;
+        };
+        let create = CreateIsolatedWorld {
+            frame_id,
+            world_name: "page-import-capture",
+        };
+        let created = self
             .cdp
-            .ask(
-                Some(session),
-                "Page.createIsolatedWorld",
-                json!({"frameId": frame_id?, "worldName": "page-import-capture"}),
-                COMMAND_TIMEOUT,
-            )
+            .send(Some(session), &create, COMMAND_TIMEOUT)
             .await
+            .inspect_err(|e| tracing::debug!(error = %e, "no world of the worker's in a frame; its pixels are cut from the page"))
             .ok()?;
         Some(created.execution_context_id)
     }
@@ -254,72 +270,24 @@ impl Page {
     /// canvases do). Nothing that is not a PNG of at most
     /// [`MAX_ELEMENT_IMAGE_BYTES`] is kept.
     async fn pixels_of(&self, session: &str, world: Option<i64>, element: &PixelsOf, main: bool) -> Option<Bytes> {
-        let read = format!(
-            r#"function () {{
-                try {{
-                    let c = this;
-                    if (this instanceof HTMLVideoElement) {{
-                        if (!this.videoWidth) return null;
-                        c = document.createElement('canvas');
-                        c.width = this.videoWidth;
-                        c.height = this.videoHeight;
-                        c.getContext('2d').drawImage(this, 0, 0);
-                    }}
-                    if (!c.width || !c.height || c.width * c.height > {MAX_ELEMENT_PIXELS}) return null;
-                    const url = c.toDataURL('image/png');
-                    const blank = document.createElement('canvas');
-                    blank.width = c.width;
-                    blank.height = c.height;
-                    return url === blank.toDataURL('image/png') ? null : url;
-                }} catch (e) {{
-                    return null;
-                }}
-            }}"#
-        );
         let keep = |png: Vec<u8>| {
             (png.len() <= MAX_ELEMENT_IMAGE_BYTES && crate::manifest::png_size(&png).is_some())
                 .then(|| Bytes::from(png))
         };
-        if let Some(world) = world {
-            let object = self
-                .cdp
-                .ask::<Resolved>(
-                    Some(session),
-                    "DOM.resolveNode",
-                    json!({"backendNodeId": element.backend_node_id, "executionContextId": world}),
-                    COMMAND_TIMEOUT,
-                )
-                .await
-                .inspect_err(
-                    |e| tracing::debug!(error = %e, "an element to read pixels of is gone; its screenshot is taken"),
-                )
-                .ok();
-            if let Some(object_id) = object.and_then(|o| o.object.object_id) {
-                let read = self
-                    .cdp
-                    .ask::<Evaluated>(
-                        Some(session),
-                        "Runtime.callFunctionOn",
-                        json!({"objectId": object_id, "functionDeclaration": read, "returnByValue": true}),
-                        HEAVY_TIMEOUT,
-                    )
-                    .await
-                    .inspect_err(|e| tracing::debug!(error = %e, "an element's pixels could not be read; its screenshot is taken"))
-                    .ok()
-                    .and_then(Evaluated::value);
-                let data = read.as_ref().and_then(Value::as_str);
-                if let Some(data) = data.and_then(|url| url.strip_prefix("data:image/png;base64,")) {
-                    // Base64 is 4/3 of the bytes: anything longer is not kept.
-                    if data.len() / 4 * 3 <= MAX_ELEMENT_IMAGE_BYTES {
-                        return STANDARD
-                            .decode(data)
-                            .inspect_err(|e| tracing::warn!(error = %e, "a canvas's data URL is not base64"))
-                            .ok()
-                            .and_then(keep);
-                    }
-                    return None;
-                }
+        let read = match world {
+            Some(world) => self.read_pixels(session, world, element.backend_node_id).await,
+            None => None,
+        };
+        if let Some(data) = read {
+            // Base64 is 4/3 of the bytes: anything longer is not kept.
+            if data.len() / 4 * 3 > MAX_ELEMENT_IMAGE_BYTES {
+                return None;
             }
+            return STANDARD
+                .decode(data)
+                .inspect_err(|e| tracing::warn!(error = %e, "a canvas's data URL is not base64"))
+                .ok()
+                .and_then(keep);
         }
         if !main || !element.first_document {
             return None;
@@ -331,6 +299,73 @@ impl Page {
             .ok()?
             .and_then(keep)
     }
+
+    /// The element's pixels read in the worker's `world`, as the base64 of
+    /// a PNG; `None` when they cannot be read there.
+    async fn read_pixels(&self, session: &str, world: i64, backend_node_id: i64) -> Option<String> {
+        let resolve = ResolveNode {
+            backend_node_id,
+            execution_context_id: world,
+        };
+        let resolved = self
+            .cdp
+            .send(Some(session), &resolve, COMMAND_TIMEOUT)
+            .await
+            .inspect_err(
+                |e| tracing::debug!(error = %e, "an element to read pixels of is gone; its screenshot is taken"),
+            )
+            .ok()?;
+        let Some(object_id) = resolved.object.object_id else {
+            tracing::debug!("an element resolved to no object; its screenshot is taken");
+            return None;
+        };
+        let read = read_pixels_function();
+        let call = CallFunctionOn {
+            object_id: &object_id,
+            function_declaration: &read,
+            return_by_value: true,
+        };
+        let read = self
+            .cdp
+            .send(Some(session), &call, HEAVY_TIMEOUT)
+            .await
+            .inspect_err(
+                |e| tracing::debug!(error = %e, "an element's pixels could not be read; its screenshot is taken"),
+            )
+            .ok()?
+            .value()?;
+        // The worker's own function's answer: a PNG's data URL, or null.
+        let data = read.as_str()?.strip_prefix("data:image/png;base64,")?;
+        Some(data.to_owned())
+    }
+}
+
+/// The function, called on a canvas or video in the worker's world, that
+/// reads its pixels as a PNG's data URL; null when they cannot be read
+/// (tainted), are more than [`MAX_ELEMENT_PIXELS`], or are blank.
+fn read_pixels_function() -> String {
+    format!(
+        r#"function () {{
+            try {{
+                let c = this;
+                if (this instanceof HTMLVideoElement) {{
+                    if (!this.videoWidth) return null;
+                    c = document.createElement('canvas');
+                    c.width = this.videoWidth;
+                    c.height = this.videoHeight;
+                    c.getContext('2d').drawImage(this, 0, 0);
+                }}
+                if (!c.width || !c.height || c.width * c.height > {MAX_ELEMENT_PIXELS}) return null;
+                const url = c.toDataURL('image/png');
+                const blank = document.createElement('canvas');
+                blank.width = c.width;
+                blank.height = c.height;
+                return url === blank.toDataURL('image/png') ? null : url;
+            }} catch (e) {{
+                return null;
+            }}
+        }}"#
+    )
 }
 
 /// `CSS.getPlatformFontsForNode` for each `(index, node id)`, [`IN_FLIGHT`]
@@ -341,9 +376,8 @@ async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, 
         .map(|(i, node_id)| {
             let (cdp, session) = (cdp.clone(), session.clone());
             async move {
-                let params = json!({"nodeId": node_id});
                 let fonts = match cdp
-                    .call(Some(&session), "CSS.getPlatformFontsForNode", params, COMMAND_TIMEOUT)
+                    .send(Some(&session), &GetPlatformFontsForNode { node_id }, COMMAND_TIMEOUT)
                     .await
                 {
                     Ok(fonts) => fonts,
@@ -355,7 +389,7 @@ async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, 
                         return None;
                     }
                 };
-                Some((i, platform_fonts(&fonts)))
+                Some((i, platform_fonts(fonts)))
             }
         })
         .collect();
@@ -364,16 +398,8 @@ async fn platform_fonts_of(cdp: Connection, session: String, asked: Vec<(usize, 
     answered.into_iter().flatten().collect()
 }
 
-/// `CSS.getPlatformFontsForNode`'s answer, most glyphs first; none (and a
-/// line in the log) when it lacks a field it always has.
-fn platform_fonts(answer: &Value) -> Vec<FontUse> {
-    let answer = match PlatformFonts::deserialize(answer) {
-        Ok(answer) => answer,
-        Err(error) => {
-            tracing::warn!(%error, "CSS.getPlatformFontsForNode answered without a field it always has");
-            return Vec::new();
-        }
-    };
+/// `CSS.getPlatformFontsForNode`'s answer, most glyphs first.
+fn platform_fonts(answer: PlatformFonts) -> Vec<FontUse> {
     let mut fonts: Vec<(u64, FontUse)> = answer
         .fonts
         .into_iter()
@@ -389,6 +415,26 @@ fn platform_fonts(answer: &Value) -> Vec<FontUse> {
         .collect();
     fonts.sort_by_key(|(glyphs, _)| std::cmp::Reverse(*glyphs));
     fonts.into_iter().map(|(_, f)| f).collect()
+}
+
+/// Gives each node not asked about itself its representative's fonts, when
+/// the representative was drawn in one font (see [`representatives`]); the
+/// nodes that must be asked about themselves.
+fn spread(representative: &[usize], answers: &mut HashMap<usize, Vec<FontUse>>) -> Vec<usize> {
+    let mut rest = Vec::new();
+    for (i, rep) in representative.iter().enumerate() {
+        if answers.contains_key(&i) {
+            continue;
+        }
+        match answers.get(rep) {
+            Some(fonts) if fonts.len() == 1 => {
+                let fonts = fonts.clone();
+                answers.insert(i, fonts);
+            }
+            _ => rest.push(i),
+        }
+    }
+    rest
 }
 
 /// For each node, the index of the node whose fonts stand for its own: a
@@ -466,6 +512,124 @@ fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, text: &TextNode) -> Opti
     })
 }
 
+// ---- The commands of its own.
+
+#[derive(Serialize)]
+struct DomEnable {}
+
+impl Command for DomEnable {
+    const METHOD: &'static str = "DOM.enable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+struct DomDisable {}
+
+impl Command for DomDisable {
+    const METHOD: &'static str = "DOM.disable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+struct CssEnable {}
+
+impl Command for CssEnable {
+    const METHOD: &'static str = "CSS.enable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+struct CssDisable {}
+
+impl Command for CssDisable {
+    const METHOD: &'static str = "CSS.disable";
+    type Reply = Done;
+}
+
+/// `DOM.getDocument`: the document's root known to DOM, which
+/// `DOM.pushNodesByBackendIdsToFrontend` needs (the root itself unused).
+#[derive(Serialize)]
+struct GetDocument {
+    depth: i64,
+}
+
+impl Command for GetDocument {
+    const METHOD: &'static str = "DOM.getDocument";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PushNodesByBackendIdsToFrontend<'a> {
+    backend_node_ids: &'a [i64],
+}
+
+impl Command for PushNodesByBackendIdsToFrontend<'_> {
+    const METHOD: &'static str = "DOM.pushNodesByBackendIdsToFrontend";
+    type Reply = PushedNodes;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GetPlatformFontsForNode {
+    node_id: i64,
+}
+
+impl Command for GetPlatformFontsForNode {
+    const METHOD: &'static str = "CSS.getPlatformFontsForNode";
+    type Reply = PlatformFonts;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DescribeNode {
+    backend_node_id: i64,
+    depth: i64,
+    pierce: bool,
+}
+
+impl Command for DescribeNode {
+    const METHOD: &'static str = "DOM.describeNode";
+    type Reply = Described;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateIsolatedWorld<'a> {
+    frame_id: &'a str,
+    world_name: &'a str,
+}
+
+impl Command for CreateIsolatedWorld<'_> {
+    const METHOD: &'static str = "Page.createIsolatedWorld";
+    type Reply = IsolatedWorld;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResolveNode {
+    backend_node_id: i64,
+    execution_context_id: i64,
+}
+
+impl Command for ResolveNode {
+    const METHOD: &'static str = "DOM.resolveNode";
+    type Reply = Resolved;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallFunctionOn<'a> {
+    object_id: &'a str,
+    function_declaration: &'a str,
+    return_by_value: bool,
+}
+
+impl Command for CallFunctionOn<'_> {
+    const METHOD: &'static str = "Runtime.callFunctionOn";
+    type Reply = Evaluated;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +689,87 @@ mod tests {
             Some("cyrillic.woff2")
         );
         assert_eq!(unicode_range("U+4??"), vec![(0x400, 0x4FF)]);
+    }
+
+    #[test]
+    fn its_commands_send_what_chromium_expects_and_read_what_it_always_answers() {
+        use serde_json::{json, Value};
+
+        fn sent<C: Command>(command: C) -> (&'static str, Value) {
+            (C::METHOD, serde_json::to_value(command).unwrap())
+        }
+        fn answer<C: Command>(result: Value) -> Result<C::Reply, CdpError>
+        where
+            C::Reply: serde::de::DeserializeOwned,
+        {
+            crate::cdp::Reply::from_text(json!({"id": 1, "result": result}).to_string()).answer(C::METHOD)
+        }
+        assert_eq!(sent(DomEnable {}), ("DOM.enable", json!({})));
+        assert_eq!(sent(CssDisable {}), ("CSS.disable", json!({})));
+        assert_eq!(sent(GetDocument { depth: 0 }), ("DOM.getDocument", json!({"depth": 0})));
+        assert_eq!(
+            sent(PushNodesByBackendIdsToFrontend {
+                backend_node_ids: &[3, 4]
+            }),
+            ("DOM.pushNodesByBackendIdsToFrontend", json!({"backendNodeIds": [3, 4]}))
+        );
+        assert_eq!(
+            sent(GetPlatformFontsForNode { node_id: 9 }),
+            ("CSS.getPlatformFontsForNode", json!({"nodeId": 9}))
+        );
+        assert_eq!(
+            sent(DescribeNode {
+                backend_node_id: 5,
+                depth: 1,
+                pierce: true
+            }),
+            (
+                "DOM.describeNode",
+                json!({"backendNodeId": 5, "depth": 1, "pierce": true})
+            )
+        );
+        assert_eq!(
+            sent(CreateIsolatedWorld {
+                frame_id: "F",
+                world_name: "w"
+            }),
+            ("Page.createIsolatedWorld", json!({"frameId": "F", "worldName": "w"}))
+        );
+        assert_eq!(
+            sent(ResolveNode {
+                backend_node_id: 5,
+                execution_context_id: 2
+            }),
+            ("DOM.resolveNode", json!({"backendNodeId": 5, "executionContextId": 2}))
+        );
+        assert_eq!(
+            sent(CallFunctionOn {
+                object_id: "O",
+                function_declaration: "function () {}",
+                return_by_value: true
+            }),
+            (
+                "Runtime.callFunctionOn",
+                json!({"objectId": "O", "functionDeclaration": "function () {}", "returnByValue": true})
+            )
+        );
+
+        let font = json!({"familyName": "Fira Sans", "postScriptName": "FiraSans-Regular", "isCustomFont": true, "glyphCount": 3});
+        let fonts = answer::<GetPlatformFontsForNode>(json!({"fonts": [font]})).unwrap();
+        assert_eq!(platform_fonts(fonts)[0].post_script_name, "FiraSans-Regular");
+        // No glyph count: an error, not a font that drew nothing.
+        let missing = json!({"fonts": [{"familyName": "A", "postScriptName": "A", "isCustomFont": false}]});
+        assert!(answer::<GetPlatformFontsForNode>(missing).is_err());
+        assert!(answer::<PushNodesByBackendIdsToFrontend>(json!({})).is_err());
+        assert!(answer::<CreateIsolatedWorld>(json!({})).is_err());
+        assert!(answer::<ResolveNode>(json!({})).is_err());
+        assert_eq!(
+            answer::<CreateIsolatedWorld>(json!({"executionContextId": 4}))
+                .unwrap()
+                .execution_context_id,
+            4
+        );
+        assert!(read_pixels_function().contains(&MAX_ELEMENT_PIXELS.to_string()));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The reader's device, language, clock and colour scheme (SPEC §14), set
 //! on every target of the capture's browser context before its first byte:
 //! the page's own session before it navigates, and each cross-site frame's
-//! session while the frame is paused at its start (`page.rs`). Each of
+//! session while the frame is paused at its start (`targets.rs`). Each of
 //! these is per target, so two captures side by side never see each
 //! other's.
 //!

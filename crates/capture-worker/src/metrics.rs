@@ -27,7 +27,7 @@ const CONSENT: &str = "worker_consent_outcomes_total";
 const CONSENT_ENGINES: &str = "worker_consent_engine_loads_total";
 /// What a capture may leave out when Chromium does not answer for it
 /// ([`dropped`]).
-const DROPPABLE: [&str; 2] = ["asset_body", "platform_fonts"];
+const DROPPABLE: [&str; 3] = ["asset_body", "platform_fonts", "frame_snapshot"];
 
 /// Installs the process-wide recorder; `browser_max_captures` is
 /// `BROWSER_MAX_CAPTURES`, the recycling period the relaunch alert compares
@@ -115,9 +115,10 @@ pub fn browser_restarted() {
 }
 
 /// A part of a capture left out because Chromium's answer for it was
-/// unusable: `asset_body` (a response body that is not base64),
-/// `platform_fonts` (no answer for a text node's fonts). Logged where it
-/// happens.
+/// unusable: `asset_body` (a response body Chromium did not give, or that
+/// is not base64), `platform_fonts` (no answer for a text node's fonts),
+/// `frame_snapshot` (a cross-site frame that could not be snapshotted or
+/// placed). Logged where it happens.
 pub fn dropped(what: &'static str) {
     debug_assert!(DROPPABLE.contains(&what), "{what}");
     metrics::counter!(DROPPED, "what" => what).increment(1);

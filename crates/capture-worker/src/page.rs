@@ -1,14 +1,8 @@
 //! The page being captured: a tab in a browser context of its own, with the
 //! named steps of a capture (SPEC §10 "Capture"), and what its CDP events
-//! told so far kept in a [`PageState`] (`page_state.rs`). What is asked of
-//! Chromium about the page after its snapshot is `details.rs`'s.
-//!
-//! Cross-site frames render in processes of their own (site isolation).
-//! Each is attached through `Target.setAutoAttach` (flattened, paused until
-//! the worker has enabled its network events and set the same auto-attach
-//! on it, so nested frames are found too), and its events feed the same
-//! [`PageState`]: network idle waits for every frame, and the frame is
-//! snapshotted through its own session.
+//! told so far kept in a [`PageState`] (`page_state.rs`). Its frames and
+//! workers, and its events, are `targets.rs`'s; what is asked of Chromium
+//! about the page after its snapshot is `details.rs`'s.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,18 +12,23 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use bytes::Bytes;
 use page_import_contract::capture::{AssetKind, ConsentInfo, ConsentOutcome, Dialog, FontFace};
-use serde::Deserialize as _;
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::browser::Browser;
 use crate::cdp::{CdpError, Command, Connection, Reply};
-use crate::commands::{AddScriptToEvaluateOnNewDocument, PageEnable};
+use crate::commands::{
+    AddScriptToEvaluateOnNewDocument, CaptureScreenshot, CaptureSnapshot, Clip, Evaluate, GetFrameOwner,
+    GetLayoutMetrics, GetResponseBody, InspectorEnable, Navigate, PageEnable,
+};
 use crate::consent::Consent;
 use crate::dom::Owner;
 use crate::emulation::{self, Emulation};
 use crate::failure::{Cause, Failure};
 use crate::page_state::{DocumentResponse, PageState, Resource};
-use crate::protocol::{self, Evaluated, FrameOwner, LayoutMetrics, Navigated, PageEvent, ResponseBody};
+use crate::protocol::{self, Navigated};
+use crate::targets::{self, Setup};
 
 /// What a capture that keeps the banner says of it.
 const KEPT: ConsentInfo = ConsentInfo {
@@ -62,8 +61,6 @@ pub const PAGE_STILL_PERIOD: Duration = Duration::from_millis(500);
 pub const QUIET_TIMEOUT: Duration = Duration::from_secs(5);
 /// The worker's watcher in the page (see the file).
 const PAGE_SCRIPT: &str = include_str!("page.js");
-/// Response bodies Chromium keeps for `Network.getResponseBody`.
-const NETWORK_BUFFERS: (u64, u64) = (256 * 1024 * 1024, 64 * 1024 * 1024);
 
 /// Where navigation ended.
 #[derive(Debug, Default)]
@@ -150,8 +147,9 @@ impl Page {
         let setup = Setup {
             emulation: emulation.clone(),
             consent: consent.clone(),
+            timeout: COMMAND_TIMEOUT,
         };
-        watch(&cdp, &session, true, &state, &setup);
+        targets::watch(&cdp, &session, true, &state, &setup);
         Ok(Self {
             cdp,
             context_id,
@@ -166,8 +164,8 @@ impl Page {
     /// (SPEC §14), frames attached as they come.
     pub async fn prepare(&self) -> Result<(), Failure> {
         self.send(&PageEnable {}).await?;
-        enable_network(&self.cdp, &self.session).await?;
-        self.call("Inspector.enable", json!({})).await?;
+        targets::enable_network(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
+        self.send(&InspectorEnable {}).await?;
         self.send(&AddScriptToEvaluateOnNewDocument {
             source: PAGE_SCRIPT,
             world_name: None,
@@ -183,7 +181,7 @@ impl Page {
         if self.consent.is_some() {
             Consent::install(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
         }
-        auto_attach(&self.cdp, &self.session).await?;
+        targets::auto_attach(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
         Ok(())
     }
 
@@ -215,17 +213,9 @@ impl Page {
             })
         };
         let deadline = Instant::now() + timeout;
-        let navigated = match self.call_within("Page.navigate", json!({"url": url}), timeout).await {
+        let navigated = match self.send_within(&Navigate { url }, timeout).await {
             Err(CdpError::Timeout { .. }) => return Err(self.stuck_or(timed_out()).await),
             other => other?,
-        };
-        let navigated = Navigated::deserialize(&navigated).map_err(|e| {
-            tracing::warn!(error = %e, "Page.navigate answered without a field it always has");
-            Failure::from(Cause::CaptureError)
-        })?;
-        let document = || {
-            let loader_id = navigated.loader_id.as_deref()?;
-            self.state().documents.get(loader_id).cloned()
         };
         let is_download = navigated.is_download;
         if is_download {
@@ -234,41 +224,41 @@ impl Page {
             // `Network.responseReceived` that names its type may still be
             // on its way to the event task.
             let waited = Instant::now() + DOWNLOAD_RESPONSE_WAIT;
-            while document().is_none() && Instant::now() < waited && !self.crashed() {
+            while self.document(&navigated).is_none() && Instant::now() < waited && !self.crashed() {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }
-        if let Some(error) = navigated.error_text.as_deref().filter(|e| !e.is_empty()) {
-            return Ok(Navigation {
-                net_error: Some(error.to_owned()),
-                is_download,
-                document: document(),
-            });
+        let net_error = navigated.error_text.clone().filter(|e| !e.is_empty());
+        if net_error.is_none() && !is_download {
+            self.wait_for_load(deadline, timed_out).await?;
         }
-        if is_download {
-            return Ok(Navigation {
-                net_error: None,
-                is_download,
-                document: document(),
-            });
-        }
+        Ok(Navigation {
+            net_error,
+            is_download,
+            document: self.document(&navigated),
+        })
+    }
+
+    /// How the document `Page.navigate` started was answered, when it was.
+    fn document(&self, navigated: &Navigated) -> Option<DocumentResponse> {
+        let loader_id = navigated.loader_id.as_deref()?;
+        self.state().documents.get(loader_id).cloned()
+    }
+
+    /// Waits for the load event until `deadline`.
+    async fn wait_for_load(&self, deadline: Instant, timed_out: impl Fn() -> Failure) -> Result<(), Failure> {
         loop {
             if self.crashed() {
                 return Err(Cause::BrowserCrashed.into());
             }
             if self.state().load_fired {
-                break;
+                return Ok(());
             }
             if Instant::now() >= deadline {
                 return Err(self.stuck_or(timed_out()).await);
             }
             tokio::time::sleep(POLL).await;
         }
-        Ok(Navigation {
-            net_error: None,
-            is_download,
-            document: document(),
-        })
     }
 
     /// The reader the page is shown to.
@@ -322,9 +312,12 @@ impl Page {
         )
         .await?;
         self.network_quiet(Instant::now() + SETTLE_TIMEOUT).await;
-        let _ = self
+        if let Err(e) = self
             .evaluate("document.fonts.ready.then(() => true)", true, FONTS_TIMEOUT)
-            .await;
+            .await
+        {
+            tracing::debug!(error = %e, "the page's fonts were not ready in time; it is captured as it is");
+        }
         // The document's size as of now, which [`Page::quiet_and_freeze`]
         // compares with: the page has stopped changing once it is the same
         // there and nothing else changed for [`PAGE_STILL_PERIOD`]. (Seen
@@ -542,9 +535,7 @@ impl Page {
     /// as the phone shows the page at first), on a desktop the viewport's
     /// width at scale 1.
     pub async fn extent(&self, max_height: u32) -> Result<Extent, Failure> {
-        let metrics: LayoutMetrics = self
-            .ask_within("Page.getLayoutMetrics", json!({}), COMMAND_TIMEOUT)
-            .await?;
+        let metrics = self.send(&GetLayoutMetrics {}).await?;
         let content = metrics.css_content_size.unwrap_or(metrics.content_size);
         let content_height = content.height.ceil().max(1.0) as u32;
         let viewport = self.emulation.viewport();
@@ -596,9 +587,7 @@ impl Page {
         optimize_for_speed: bool,
     ) -> Result<Option<Vec<u8>>, CdpError> {
         let params = self.screenshot_params(x, y, width, height, scale, optimize_for_speed);
-        let shot = self
-            .call_raw_within("Page.captureScreenshot", params, HEAVY_TIMEOUT)
-            .await?;
+        let shot = self.send_for_text(&params, HEAVY_TIMEOUT).await?;
         let png = shot
             .result::<protocol::Screenshot<'_>>()
             .map_err(|e| e.to_string())
@@ -629,43 +618,44 @@ impl Page {
         height: f64,
         scale: f64,
         optimize_for_speed: bool,
-    ) -> Value {
+    ) -> CaptureScreenshot {
         let v = self.emulation.viewport();
         let beyond_viewport = !(x + width <= f64::from(v.width) && y + height <= f64::from(v.height));
-        json!({
-            "format": "png", "captureBeyondViewport": beyond_viewport, "fromSurface": true,
-            "optimizeForSpeed": optimize_for_speed,
-            "clip": {"x": x, "y": y, "width": width, "height": height, "scale": scale},
-        })
+        CaptureScreenshot {
+            format: "png",
+            capture_beyond_viewport: beyond_viewport,
+            from_surface: true,
+            optimize_for_speed,
+            clip: Clip {
+                x,
+                y,
+                width,
+                height,
+                scale,
+            },
+        }
     }
 
     /// The DOM snapshot of the page and of every cross-site frame (SPEC §10
     /// Frames). A frame that cannot be snapshotted or placed is left out.
     pub async fn snapshot(&self, computed_styles: &[&str]) -> Result<Vec<PartSnapshot>, Failure> {
-        let params = json!({
-            "computedStyles": computed_styles,
-            "includePaintOrder": true,
-            "includeDOMRects": true,
-        });
+        let capture = CaptureSnapshot {
+            computed_styles,
+            include_paint_order: true,
+            include_dom_rects: true,
+        };
         let frames = self.state().frames.clone();
         let (page, frame_parts) = tokio::join!(
-            self.call_raw_within("DOMSnapshot.captureSnapshot", params.clone(), HEAVY_TIMEOUT),
+            self.send_for_text(&capture, HEAVY_TIMEOUT),
             futures::future::join_all(frames.iter().map(|frame| async {
+                let owner = GetFrameOwner {
+                    frame_id: &frame.frame_id,
+                };
                 let (reply, owner) = tokio::join!(
-                    self.cdp.call_raw(
-                        Some(&frame.session),
-                        "DOMSnapshot.captureSnapshot",
-                        params.clone(),
-                        HEAVY_TIMEOUT
-                    ),
-                    self.cdp.ask::<FrameOwner>(
-                        Some(&frame.parent_session),
-                        "DOM.getFrameOwner",
-                        json!({"frameId": frame.frame_id}),
-                        COMMAND_TIMEOUT
-                    ),
+                    self.cdp.send_for_text(Some(&frame.session), &capture, HEAVY_TIMEOUT),
+                    self.cdp.send(Some(&frame.parent_session), &owner, COMMAND_TIMEOUT),
                 );
-                Some((reply.ok()?, owner.ok()?.backend_node_id))
+                Ok::<_, CdpError>((reply?, owner?.backend_node_id))
             }))
         );
         let mut parts = vec![PartSnapshot {
@@ -677,11 +667,18 @@ impl Page {
         // the order they attached, so a frame's parent is an earlier part.
         let mut part_of_session: HashMap<&str, usize> = HashMap::from([(self.session.as_str(), 0)]);
         for (frame, taken) in frames.iter().zip(frame_parts) {
-            let Some((reply, backend_node_id)) = taken else {
-                tracing::debug!(frame = %frame.frame_id, "a cross-site frame could not be snapshotted");
-                continue;
+            let (reply, backend_node_id) = match taken {
+                Ok(taken) => taken,
+                Err(error) => {
+                    // Usually a frame removed since it attached.
+                    tracing::debug!(frame = %frame.frame_id, %error, "a cross-site frame could not be snapshotted; it is left out");
+                    crate::metrics::dropped("frame_snapshot");
+                    continue;
+                }
             };
             let Some(&parent) = part_of_session.get(frame.parent_session.as_str()) else {
+                tracing::debug!(frame = %frame.frame_id, "a cross-site frame whose parent was left out is left out");
+                crate::metrics::dropped("frame_snapshot");
                 continue;
             };
             part_of_session.insert(&frame.session, parts.len());
@@ -708,12 +705,11 @@ impl Page {
                 COMMAND_TIMEOUT,
             )
             .await?;
-        // What the page answers: its own `document.title` may be anything.
-        let about = about.unwrap_or_default();
+        let about: TitleAndUrl = page_answer("title and url", about);
         Ok(About {
-            title: about["title"].as_str().unwrap_or_default().to_owned(),
-            url: about["url"].as_str().unwrap_or_default().to_owned(),
-            fonts: fonts.and_then(|f| serde_json::from_value(f).ok()).unwrap_or_default(),
+            title: about.title,
+            url: about.url,
+            fonts: page_answer("document.fonts", fonts),
         })
     }
 
@@ -728,20 +724,18 @@ impl Page {
             .collect();
         let mut assets = Vec::with_capacity(finished.len());
         for (request_id, resource) in finished {
-            let body: ResponseBody = match self
-                .cdp
-                .ask(
-                    Some(&resource.session),
-                    "Network.getResponseBody",
-                    json!({"requestId": request_id}),
-                    COMMAND_TIMEOUT,
-                )
-                .await
-            {
+            let ask = GetResponseBody {
+                request_id: &request_id,
+            };
+            let body = match self.cdp.send(Some(&resource.session), &ask, COMMAND_TIMEOUT).await {
                 Ok(body) => body,
                 // Evicted from the buffer, a body Chromium did not keep, or a
-                // frame that went away: skip it.
-                Err(CdpError::Protocol { .. }) => continue,
+                // frame that went away: left out, said and counted.
+                Err(CdpError::Protocol { message, .. }) => {
+                    tracing::debug!(url = %resource.url, %message, "Chromium gave no body for an asset; it is left out");
+                    crate::metrics::dropped("asset_body");
+                    continue;
+                }
                 Err(e) => return Err(e.into()),
             };
             let bytes = if body.base64_encoded {
@@ -774,7 +768,10 @@ impl Page {
         for frame in &self.state().frames {
             self.cdp.forget_session(&frame.session);
         }
-        let _ = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await;
+        if let Err(e) = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await {
+            // Disposed with the browser's connection at the latest.
+            tracing::debug!(error = %e, "a page's browser context could not be disposed");
+        }
     }
 
     /// Waits for network idle in every frame, until `deadline`.
@@ -808,16 +805,11 @@ impl Page {
     /// not evaluate `1` within [`UNRESPONSIVE_CHECK`] while the browser
     /// answers at once.
     async fn unresponsive(&self) -> bool {
-        let page = self
-            .call_within("Runtime.evaluate", json!({"expression": "1"}), UNRESPONSIVE_CHECK)
-            .await;
+        let page = self.evaluate("1", false, UNRESPONSIVE_CHECK).await;
         if !matches!(page, Err(CdpError::Timeout { .. })) || self.crashed() {
             return false;
         }
-        self.cdp
-            .call(None, "Browser.getVersion", json!({}), UNRESPONSIVE_CHECK)
-            .await
-            .is_ok()
+        self.cdp.version(UNRESPONSIVE_CHECK).await.is_ok()
     }
 
     /// `PageUnresponsive` when the page's script is stuck, else `otherwise`.
@@ -836,22 +828,30 @@ impl Page {
         }
     }
 
-    async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
-        self.call_within(method, params, COMMAND_TIMEOUT).await
+    /// A typed [`Command`] on the page's session.
+    async fn send<C: Command>(&self, command: &C) -> Result<C::Reply, CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        self.send_within(command, COMMAND_TIMEOUT).await
     }
 
-    pub(crate) async fn call_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, CdpError> {
-        self.ask_within(method, params, timeout).await
-    }
-
-    async fn call_raw_within(&self, method: &str, params: Value, timeout: Duration) -> Result<Reply, CdpError> {
-        let result = self.cdp.call_raw(Some(&self.session), method, params, timeout).await;
+    async fn send_within<C: Command>(&self, command: &C, timeout: Duration) -> Result<C::Reply, CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        let result = self.cdp.send(Some(&self.session), command, timeout).await;
         self.crash_aware(result)
     }
 
-    /// A typed [`Command`] on the page's session.
-    async fn send<C: Command>(&self, command: &C) -> Result<C::Reply, CdpError> {
-        let result = self.cdp.send(Some(&self.session), command, COMMAND_TIMEOUT).await;
+    /// A [`Command`] on the page's session whose answer is read from its
+    /// text.
+    async fn send_for_text<C: Command<Reply = Reply>>(
+        &self,
+        command: &C,
+        timeout: Duration,
+    ) -> Result<Reply, CdpError> {
+        let result = self.cdp.send_for_text(Some(&self.session), command, timeout).await;
         self.crash_aware(result)
     }
 
@@ -864,17 +864,6 @@ impl Page {
         result
     }
 
-    /// [`Page::call_within`], its `result` read as `T` (see
-    /// [`Connection::ask`]).
-    async fn ask_within<T: serde::de::DeserializeOwned>(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<T, CdpError> {
-        self.call_raw_within(method, params, timeout).await?.answer(method)
-    }
-
     /// `expression`'s value in the page: `None` when it threw or gave
     /// nothing.
     async fn evaluate(
@@ -883,134 +872,33 @@ impl Page {
         await_promise: bool,
         timeout: Duration,
     ) -> Result<Option<Value>, CdpError> {
-        let evaluated: Evaluated = self
-            .ask_within(
-                "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true, "awaitPromise": await_promise}),
-                timeout,
-            )
-            .await?;
-        Ok(evaluated.value())
+        let evaluate = Evaluate {
+            expression,
+            context_id: None,
+            await_promise,
+            return_by_value: true,
+        };
+        Ok(self.send_within(&evaluate, timeout).await?.value())
     }
 }
 
-/// What every target of the page is set up with.
-#[derive(Clone)]
-struct Setup {
-    emulation: Arc<Emulation>,
-    consent: Option<Consent>,
+/// The page's title and URL, as its own script answers them.
+#[derive(Default, Deserialize)]
+struct TitleAndUrl {
+    title: String,
+    url: String,
 }
 
-/// Feeds `session`'s events into `state` and sets up every target attached
-/// below it: a cross-site frame gets its network events and the same
-/// auto-attach (so its own frames are found), then runs; a worker gets its
-/// network events, then runs.
-fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<PageState>>, setup: &Setup) {
-    let mut events = cdp.subscribe(session);
-    let (cdp, session, state, setup) = (cdp.clone(), session.to_owned(), state.clone(), setup.clone());
-    tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            // Read once: what the worker acts on here, then the bookkeeping.
-            let Some(typed) = PageEvent::read(&event) else {
-                continue;
-            };
-            if let PageEvent::AttachedToTarget(attached) = &typed {
-                let child = attached.session_id.clone();
-                let kind = attached.target_info.kind.as_str();
-                let frame = kind == "iframe";
-                // A worker's requests are the page's too (egress, network idle).
-                let watched = frame || kind.ends_with("worker");
-                // A service worker answers `Network.enable` only once it
-                // runs: asked in turn, it stalled its registration for the
-                // whole command timeout (10 s). Both are asked at once.
-                let enable_while_running = kind == "service_worker";
-                if watched {
-                    watch(&cdp, &child, false, &state, &setup);
-                }
-                let cdp = cdp.clone();
-                let setup = setup.clone();
-                tokio::spawn(async move {
-                    let run = || {
-                        cdp.call(
-                            Some(&child),
-                            "Runtime.runIfWaitingForDebugger",
-                            json!({}),
-                            COMMAND_TIMEOUT,
-                        )
-                    };
-                    if enable_while_running {
-                        let _ = tokio::join!(enable_network(&cdp, &child), run());
-                        return;
-                    }
-                    if watched {
-                        let _ = enable_network(&cdp, &child).await;
-                    }
-                    if frame {
-                        // The frame sees the page's reader (SPEC §14) from
-                        // its first byte: it is still paused here.
-                        if let Err(e) = setup
-                            .emulation
-                            .apply(&cdp, &child, emulation::Target::Frame, COMMAND_TIMEOUT)
-                            .await
-                        {
-                            tracing::warn!(error = %e, "a frame's emulation was refused (the frame may be gone)");
-                        }
-                        // A CMP in a cross-site frame is declined there.
-                        if setup.consent.is_some() {
-                            if let Err(e) = Consent::install(&cdp, &child, COMMAND_TIMEOUT).await {
-                                tracing::warn!(error = %e, "a frame's consent world was refused (the frame may be gone)");
-                            }
-                        }
-                        let _ = auto_attach(&cdp, &child).await;
-                    }
-                    let _ = run().await;
-                });
-            } else if let (PageEvent::BindingCalled(called), Some(consent)) = (&typed, &setup.consent) {
-                consent.binding_called(&cdp, &session, called, COMMAND_TIMEOUT);
-            } else if let (PageEvent::ExecutionContextCreated(created), Some(consent)) = (&typed, &setup.consent) {
-                consent.context_created(&session, created);
-            } else if let PageEvent::DetachedFromTarget(detached) = &typed {
-                cdp.forget_session(&detached.session_id);
-            } else if let PageEvent::DialogOpening(_) = &typed {
-                // Answered at once (SPEC §10): a dialog left open would hold
-                // the page's script, and its load, until the deadline.
-                // Dismissed: `confirm` is false, `prompt` null.
-                let (cdp, session) = (cdp.clone(), session.clone());
-                tokio::spawn(async move {
-                    let _ = cdp
-                        .call(
-                            Some(&session),
-                            "Page.handleJavaScriptDialog",
-                            json!({"accept": false}),
-                            COMMAND_TIMEOUT,
-                        )
-                        .await;
-                });
-            }
-            state.lock().expect("page state lock").record(&session, main, typed);
-        }
-    });
-}
-
-async fn enable_network(cdp: &Connection, session: &str) -> Result<Value, CdpError> {
-    let (total, resource) = NETWORK_BUFFERS;
-    cdp.call(
-        Some(session),
-        "Network.enable",
-        json!({"maxTotalBufferSize": total, "maxResourceBufferSize": resource}),
-        COMMAND_TIMEOUT,
-    )
-    .await
-}
-
-/// Attaches to the frames and workers below `session` as they appear, each
-/// paused until it is set up.
-async fn auto_attach(cdp: &Connection, session: &str) -> Result<Value, CdpError> {
-    cdp.call(
-        Some(session),
-        "Target.setAutoAttach",
-        json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
-        COMMAND_TIMEOUT,
-    )
-    .await
+/// What the page's own script answered, read as `T`; empty, and said,
+/// when the page gave nothing or something else (a page may redefine
+/// what the worker reads).
+fn page_answer<T: DeserializeOwned + Default>(what: &str, answer: Option<Value>) -> T {
+    let Some(answer) = answer else {
+        tracing::warn!(what, "the page answered nothing; it is left empty");
+        return T::default();
+    };
+    serde_json::from_value(answer).unwrap_or_else(|error| {
+        tracing::warn!(what, %error, "the page answered what the worker cannot read; it is left empty");
+        T::default()
+    })
 }

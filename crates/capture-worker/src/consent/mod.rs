@@ -474,7 +474,7 @@ async fn evaluate(
             Some(session),
             &Evaluate {
                 expression,
-                context_id: context,
+                context_id: Some(context),
                 await_promise: true,
                 return_by_value: true,
             },
