@@ -276,16 +276,15 @@ with visible_project as (
     join organization_member m on m.organization_id = p.organization_id and m.subject = 'bench-user'
     where p.id = 1 and p.organization_id = 1
 ), backlog as (
-    insert into capture_org as c (organization_id) select organization_id from visible_project
-    on conflict (organization_id) do update set queued = c.queued
-    returning c.organization_id, c.queued
+    select a.organization_id, a.admitted
+    from visible_project vp cross join lateral capture_admit(array[vp.organization_id], array[1], 1000000000) a
 ), inserted as (
     insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
                              device_scale_factor, ready_selector, nonce, created_by, updated_by)
     select gen_random_uuid()::text, vp.organization_id, vp.id, 'https://example.com/pricing', 1440, 900, 2, '#app',
            'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user'
     from visible_project vp join backlog b on b.organization_id = vp.organization_id
-    where b.queued + 1 <= 1000000000 returning *
+    where b.admitted = 1 returning *
 ), queued as (
     insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
     select i.id, i.attempt, i.organization_id, '""" + ("x" * 560) + """', i.project_id::text, i.id || ':1'
@@ -813,6 +812,7 @@ def d():
                     json_build_object('schemaVersion', 1, 'pageImportId', id, 'attempt', 1, 'nonce', nonce)::text,
                     project_id::text, id || ':1'
              from page_import where id like 'd3-%' order by id;
+             select capture_admit(array[{a}], array[{backlog}], null);
              analyze""")
     q = fresh_queue("d3")
     svc = Service(18091, PAGE_IMPORT_QUEUE_URL=q, CAPTURE_MAX_IN_FLIGHT=8, CAPTURE_MAX_IN_FLIGHT_PER_ORG=8)

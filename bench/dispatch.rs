@@ -110,6 +110,10 @@ async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
         "insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
          select id, 1, organization_id, repeat('x', 560), project_id::text, id || ':1' from page_import order by id"
             .to_owned(),
+        // Counted as queued, as the statements that queue attempts count them.
+        "select capture_admit(array_agg(organization_id order by organization_id), array_agg(n order by organization_id), null)
+         from (select organization_id, count(*)::int as n from capture_queue group by organization_id) q"
+            .to_owned(),
         "vacuum analyze".to_owned(),
     ];
     for sql in statements {

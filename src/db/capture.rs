@@ -23,23 +23,6 @@ pub struct OrgBacklog {
     pub dispatch_interval_secs: Option<f64>,
 }
 
-/// The organization's backlog, its row locked for the caller's transaction
-/// (made when missing), so that what is admitted against it cannot change
-/// until the caller commits: a manual retry's admission.
-pub async fn lock_org(conn: &mut PgConnection, organization_id: i64) -> sqlx::Result<OrgBacklog> {
-    sqlx::query_as!(
-        OrgBacklog,
-        r#"
-        insert into capture_org as c (organization_id) values ($1)
-        on conflict (organization_id) do update set queued = c.queued
-        returning c.queued, c.dispatch_interval_secs
-        "#,
-        organization_id,
-    )
-    .fetch_one(conn)
-    .await
-}
-
 /// The organization's backlog as it is now, without a lock: what a refused
 /// create answers with (its `Retry-After`).
 pub async fn org_backlog(conn: &mut PgConnection, organization_id: i64) -> sqlx::Result<Option<OrgBacklog>> {

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
+use crate::db::capture::OrgBacklog;
 use crate::db::label::Label;
 use crate::domain::cursor::KeysetPosition;
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
@@ -122,9 +123,11 @@ pub struct PendingCreate {
 /// attempt and that attempt's place in the capture queue (SPEC §12), but
 /// only where the project belongs to the organization, the actor is a
 /// member of it, and the organization holds fewer than `max_queued` queued
-/// attempts with this batch's earlier creates counted (admission). Each
-/// organization's backlog row is locked, in organization order, until the
-/// commit, so concurrent creates cannot together pass the limit. Many
+/// attempts with this batch's earlier creates counted (admission:
+/// `capture_admit`, migration `…_capture_admission.sql`, which also counts
+/// the admitted as queued). Each organization's backlog row is locked, in
+/// organization order, until the commit, so concurrent creates cannot
+/// together pass the limit. Many
 /// creates share the statement (one commit, one WAL flush: `db::coalesce`);
 /// a create with an `Idempotency-Key` runs it alone inside its transaction.
 /// One answer per create, in order: the row, or `None` when that create's
@@ -173,19 +176,21 @@ pub async fn insert_many_queued(
             cross join lateral (select p.id, p.organization_id from project p where p.id = r.project_id offset 0) p
             where p.organization_id = r.organization_id
               and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
+        ), wanted as (
+            select organization_id, count(*)::int as n from visible group by organization_id
         ), backlog as (
-            -- Locks each organization's row in id order (made when missing)
-            -- and reads its queued count as last committed.
-            insert into capture_org as c (organization_id)
-            select distinct organization_id from visible order by organization_id
-            on conflict (organization_id) do update set queued = c.queued
-            returning c.organization_id, c.queued
+            -- Admission, and the admitted counted as queued (migration
+            -- `…_capture_admission.sql`): each organization's first
+            -- `admitted` requests, in order.
+            select a.organization_id, a.admitted
+            from capture_admit((select array_agg(organization_id order by organization_id) from wanted),
+                               (select array_agg(n order by organization_id) from wanted), $14) a
         ), admitted as (
             select v.*
             from (select v.*, row_number() over (partition by v.organization_id order by v.ord) as nth
                   from visible v) v
             join backlog b on b.organization_id = v.organization_id
-            where b.queued + v.nth <= $14
+            where v.nth <= b.admitted
         ), inserted as (
             insert into page_import (
                 id, organization_id, project_id, source_url, viewport_width, viewport_height,
@@ -439,7 +444,7 @@ impl CaptureSource {
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
 /// locked) for the caller's transaction, in organization order (the order
 /// in which their next attempts' queue rows lock the organizations'
-/// backlog rows: `capture_queue_count`). An attempt whose message SQS has
+/// backlog rows: `capture_admit`). An attempt whose message SQS has
 /// not accepted yet has no `dispatched_at` and never times out.
 pub async fn lock_timed_out(
     conn: &mut PgConnection,
@@ -555,14 +560,30 @@ pub struct NextAttempt<'a> {
     pub reason: AttemptReason,
     pub actor: &'a str,
     pub ended: Option<AttemptOutcome>,
+    /// `ORG_MAX_QUEUED` when the attempt is admitted like a create (a
+    /// manual retry); `None` for a re-dispatch of an import admitted
+    /// already (a timeout, a retryable failure), which is never refused.
+    pub max_queued: Option<i64>,
+}
+
+/// What [`start_next_attempt`] did with a row at the expected attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NextStarted {
+    /// The next attempt, this number, is queued.
+    Queued(i32),
+    /// Admission refused it: the organization's backlog is full. The row
+    /// moved on in the same statement: the caller must roll back.
+    Refused(OrgBacklog),
 }
 
 /// Starts attempt `attempt + 1` with a fresh nonce and queues it for a
 /// capture slot with its message (SPEC §12), ends the current attempt's
-/// history row and starts the next one's, in one statement. The caller holds the row's lock and has decided the row may
-/// move on; the statement still refuses a row that is deleted, or not at
-/// `attempt` in the status `next.from`, a guard against a caller that
-/// forgot. Returns whether it started the attempt.
+/// history row and starts the next one's, in one statement; the attempt
+/// goes through admission (`capture_admit`, migration
+/// `…_capture_admission.sql`) as a create's does. The caller holds the
+/// row's lock and has decided the row may move on; the statement still
+/// refuses a row that is deleted, or not at `attempt` in the status
+/// `next.from`, a guard against a caller that forgot: `None`.
 #[tracing::instrument(name = "db.start_next_attempt", skip_all)]
 pub async fn start_next_attempt(
     conn: &mut PgConnection,
@@ -572,8 +593,8 @@ pub async fn start_next_attempt(
     next: &NextAttempt<'_>,
     message_body: &str,
     traceparent: Option<&str>,
-) -> sqlx::Result<bool> {
-    let started = sqlx::query_scalar!(
+) -> sqlx::Result<Option<NextStarted>> {
+    let started = sqlx::query!(
         r#"
         with next as (
             update page_import
@@ -581,6 +602,9 @@ pub async fn start_next_attempt(
                 screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
             where id = $1 and attempt = $2 and status = $9 and deleted_at is null
             returning id, organization_id, project_id, attempt
+        ), admission as (
+            select a.admitted, a.queued, a.dispatch_interval_secs
+            from next n cross join lateral capture_admit(array[n.organization_id], array[1], $12) a
         ), ended as (
             update page_import_attempt a
             set finished_at = now(), outcome = $5
@@ -589,15 +613,16 @@ pub async fn start_next_attempt(
         ), started as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
             select n.id, n.attempt, $6, $4, $10 from next n
+        ), queued as (
+            -- An import has one current attempt, so one place in the queue:
+            -- its last attempt left the queue when it was dispatched.
+            insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
+                                       deduplication_id)
+            select n.id, n.attempt, n.organization_id, $7, n.project_id::text, $8
+            from next n join admission a on a.admitted = 1
         )
-        insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
-                                   deduplication_id)
-        select n.id, n.attempt, n.organization_id, $7, n.project_id::text, $8
-        from next n
-        -- An import has one current attempt, so one place in the queue.
-        on conflict (page_import_id) do update
-        set attempt = excluded.attempt, body = excluded.body, deduplication_id = excluded.deduplication_id
-        returning 1 as "one!"
+        select a.admitted = 1 as "admitted!", a.queued as "queued!", a.dispatch_interval_secs
+        from admission a
         "#,
         id,
         attempt,
@@ -610,10 +635,20 @@ pub async fn start_next_attempt(
         next.from as JobStatus,
         traceparent,
         JobStatus::Processing as JobStatus,
+        next.max_queued,
     )
     .fetch_optional(conn)
     .await?;
-    Ok(started.is_some())
+    Ok(started.map(|r| {
+        if r.admitted {
+            NextStarted::Queued(attempt + 1)
+        } else {
+            NextStarted::Refused(OrgBacklog {
+                queued: r.queued,
+                dispatch_interval_secs: r.dispatch_interval_secs,
+            })
+        }
+    }))
 }
 
 /// Notes the retryable callback that ended `attempt` (its error, webhook-id

@@ -9,7 +9,7 @@ use sqlx::{PgConnection, PgPool};
 use subtle::ConstantTimeEq;
 
 use crate::artifacts::{self, ArtifactUrl, ExpectedIdentity, ManifestError};
-use crate::db::page_import::{self as db, Fence, Finish, NextAttempt};
+use crate::db::page_import::{self as db, Fence, Finish, NextAttempt, NextStarted};
 use crate::domain::callback::{Callback, ParsedCallback};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, CAPTURE_WORKER};
 use crate::domain::{FieldError, JobStatus};
@@ -236,10 +236,13 @@ async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: 
         reason: AttemptReason::Retryable,
         actor: CAPTURE_WORKER,
         ended: Some(AttemptOutcome::RetryableFailure),
+        max_queued: None,
     };
-    let next = next_attempt::start(&mut tx, deps.destination, id, attempt, next)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    // A re-dispatch is never refused (`max_queued: None`).
+    let Some(NextStarted::Queued(next)) = next_attempt::start(&mut tx, deps.destination, id, attempt, next).await?
+    else {
+        return Err(ApiError::NotFound);
+    };
     db::record_retryable_failure(
         &mut tx,
         id,

@@ -39,19 +39,6 @@ pub struct CaptureLimits {
     pub max_queued: i64,
 }
 
-impl CaptureLimits {
-    /// Admission (SPEC §12): `Ok` while the organization holds fewer than
-    /// `ORG_MAX_QUEUED` queued attempts, else 429 `too_many_queued` with its
-    /// `Retry-After`.
-    pub fn admit(&self, backlog: OrgBacklog, metrics: &Metrics) -> Result<(), ApiError> {
-        if i64::from(backlog.queued) < self.max_queued {
-            Ok(())
-        } else {
-            Err(too_many_queued(Some(backlog), metrics))
-        }
-    }
-}
-
 /// 429 `too_many_queued`, counted, with a `Retry-After` estimated from the
 /// organization's recent dispatch rate: the time until its next queued
 /// attempt is dispatched, which makes room for one more.

@@ -12,7 +12,7 @@ use page_import_platform::telemetry::trace_context;
 use sqlx::PgConnection;
 use tracing::Instrument;
 
-use crate::db::page_import::{self as db, NextAttempt};
+use crate::db::page_import::{self as db, NextAttempt, NextStarted};
 use crate::domain::lifecycle::AttemptReason;
 use crate::domain::Nonce;
 use crate::queue::messages::{capture_job_body, CaptureDestination};
@@ -20,8 +20,9 @@ use crate::queue::messages::{capture_job_body, CaptureDestination};
 /// Moves the import from `attempt` to `attempt + 1` with a fresh nonce,
 /// records why in its history, and queues the new attempt with its message
 /// for a capture slot (`service::dispatch` publishes it), all in the
-/// caller's transaction. `None` when
-/// the row is gone or not at `attempt`. Not instrumented: a manual
+/// caller's transaction, admitted as `next.max_queued` says. `None` when
+/// the row is gone or not at `attempt`; a refused attempt leaves the caller
+/// to roll back (the row moved on in the same statement). Not instrumented: a manual
 /// retry's attempt carries on the caller's span (`Span::current()`), which
 /// a span of this function's own (a `debug` one, not exported) would hide.
 pub async fn start(
@@ -30,7 +31,7 @@ pub async fn start(
     id: &str,
     attempt: i32,
     next: NextAttempt<'_>,
-) -> sqlx::Result<Option<i32>> {
+) -> sqlx::Result<Option<NextStarted>> {
     let Some(source) = db::capture_source(conn, id).await? else {
         return Ok(None);
     };
@@ -50,10 +51,10 @@ pub async fn start(
     let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref())
         .instrument(trace.clone())
         .await?;
-    if started {
+    if let Some(NextStarted::Queued(queued)) = started {
         trace.in_scope(|| {
-            tracing::info!(page_import_id = %id, attempt = attempt + 1, reason = next.reason.as_str(), "attempt queued");
+            tracing::info!(page_import_id = %id, attempt = queued, reason = next.reason.as_str(), "attempt queued");
         });
     }
-    Ok(started.then_some(attempt + 1))
+    Ok(started)
 }

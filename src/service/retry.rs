@@ -4,9 +4,8 @@
 use sqlx::PgPool;
 
 use crate::auth::Actor;
-use crate::db::capture;
 use crate::db::idempotency::{self, IdempotencyKey};
-use crate::db::page_import::{self as db, NextAttempt, PageImport};
+use crate::db::page_import::{self as db, NextAttempt, NextStarted, PageImport};
 use crate::domain::lifecycle::AttemptReason;
 use crate::domain::JobStatus;
 use crate::error::ApiError;
@@ -14,7 +13,7 @@ use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
 use crate::queue::Committed;
 use crate::resource::PageImportView;
-use crate::service::dispatch::CaptureLimits;
+use crate::service::dispatch::{self, CaptureLimits};
 use crate::service::next_attempt;
 
 /// What a retry uses.
@@ -32,8 +31,9 @@ pub struct RetryDeps<'a> {
 /// failed and its organization may queue one more attempt, with the key's
 /// response recorded in the same transaction. The row is locked before its
 /// status is checked, so of two concurrent retries exactly one starts an
-/// attempt; the organization's backlog row is locked before it is counted,
-/// so retries and creates together cannot pass `ORG_MAX_QUEUED`.
+/// attempt; the attempt is admitted as a create's is (its organization's
+/// backlog row locked and counted in the statement that queues it), so
+/// retries and creates together cannot pass `ORG_MAX_QUEUED`.
 #[tracing::instrument(name = "retry_import", skip_all, fields(page_import_id = %row.id))]
 pub async fn retry(
     deps: &RetryDeps<'_>,
@@ -53,17 +53,19 @@ pub async fn retry(
         // Retried by someone else meanwhile.
         return Err(not_retryable(fence.status));
     }
-    let backlog = capture::lock_org(&mut tx, row.organization_id).await?;
-    deps.limits.admit(backlog, deps.metrics)?;
     let next = NextAttempt {
         from: JobStatus::Failed,
         reason: AttemptReason::Manual,
         actor: &actor.subject,
         ended: None,
+        max_queued: Some(deps.limits.max_queued),
     };
-    next_attempt::start(&mut tx, deps.destination, &row.id, fence.attempt, next)
-        .await?
-        .ok_or(ApiError::NotFound)?;
+    match next_attempt::start(&mut tx, deps.destination, &row.id, fence.attempt, next).await? {
+        Some(NextStarted::Queued(_)) => {}
+        // Rolled back when `tx` drops: nothing is written.
+        Some(NextStarted::Refused(backlog)) => return Err(dispatch::too_many_queued(Some(backlog), deps.metrics)),
+        None => return Err(ApiError::NotFound),
+    }
     let current = db::find_visible(&mut tx, &row.id, &actor.subject)
         .await?
         .ok_or(ApiError::NotFound)?;

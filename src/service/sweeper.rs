@@ -11,7 +11,7 @@ use sqlx::PgPool;
 use tracing::Instrument;
 
 use crate::db;
-use crate::db::page_import::{Finish, NextAttempt};
+use crate::db::page_import::{Finish, NextAttempt, NextStarted};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
@@ -98,8 +98,12 @@ impl Sweeper {
                 reason: AttemptReason::Sweeper,
                 actor: SWEEPER,
                 ended: Some(AttemptOutcome::TimedOut),
+                max_queued: None,
             };
-            let Some(next) = next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await? else {
+            // A re-dispatch is never refused (`max_queued: None`).
+            let Some(NextStarted::Queued(next)) =
+                next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await?
+            else {
                 return Ok(false);
             };
             tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");

@@ -737,6 +737,11 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
     .execute(&pool)
     .await
     .unwrap();
+    // Counted as queued, as the statements that queue attempts count them.
+    sqlx::query("select capture_admit(array_agg(id), array_agg(3), null) from organization")
+        .execute(&pool)
+        .await
+        .unwrap();
     let limits = CaptureLimits {
         max_in_flight: 1,
         max_in_flight_per_org: 1,
