@@ -41,9 +41,10 @@ pub async fn claim(
         Claimed,
         r#"
         -- The due head of each kind, through its own index (migration
-        -- `…_erasure_due_order.sql`), merged in the order they fell due.
+        -- `…_erasure_due_order.sql`), merged in the order they fell due
+        -- (when that is: `…_erasure_due.sql`).
         with row_deleted as (
-            select d.page_import_id, d.recorded_at as due
+            select d.page_import_id, erasure_due_at(d.soft, d.recorded_at, d.deleted_at, $3) as due
             from page_import_deletion d
             where not d.soft
               and coalesce(d.retry_at, '-infinity') <= now()
@@ -53,9 +54,9 @@ pub async fn claim(
             limit $5
             for update of d skip locked
         ), soft_deleted as (
-            select d.page_import_id, d.deleted_at + make_interval(secs => $3) as due
+            select d.page_import_id, erasure_due_at(d.soft, d.recorded_at, d.deleted_at, $3) as due
             from page_import_deletion d
-            where d.soft and d.deleted_at <= now() - make_interval(secs => $3)
+            where d.soft and d.deleted_at <= erasure_soft_deleted_due_before($3)
               and coalesce(d.retry_at, '-infinity') <= now()
               and coalesce(d.leased_until, '-infinity') < now()
               and not exists (select 1 from page_import p where p.id = d.page_import_id and p.deleted_at is null)
@@ -302,10 +303,11 @@ pub async fn pending(conn: &mut PgConnection, erase_after: Duration) -> sqlx::Re
                count(*) filter (where failures > 0) as "failing!",
                coalesce(extract(epoch from now() - min(due))::float8, 0) as "oldest!"
         from (
-            select recorded_at as due, failures from page_import_deletion where not soft
+            select erasure_due_at(soft, recorded_at, deleted_at, $1) as due, failures from page_import_deletion
+            where not soft
             union all
-            select deleted_at + make_interval(secs => $1), failures from page_import_deletion
-            where soft and deleted_at <= now() - make_interval(secs => $1)
+            select erasure_due_at(soft, recorded_at, deleted_at, $1), failures from page_import_deletion
+            where soft and deleted_at <= erasure_soft_deleted_due_before($1)
         ) d
         "#,
         erase_after.as_secs_f64(),

@@ -105,6 +105,32 @@ async fn keys_under(app: &TestApp, prefix: &str) -> BTreeSet<String> {
     keys
 }
 
+/// The newest `LastModified` under `prefix`, as the emulator lists it
+/// (whole seconds, as S3 lists them).
+async fn newest_modified(app: &TestApp, prefix: &str) -> std::time::SystemTime {
+    let page = app
+        .s3
+        .list_objects_v2()
+        .bucket(&app.bucket)
+        .prefix(prefix)
+        .send()
+        .await
+        .unwrap();
+    page.contents()
+        .iter()
+        .filter_map(|o| o.last_modified())
+        .map(|t| std::time::SystemTime::try_from(*t).unwrap())
+        .max()
+        .expect("objects under the prefix")
+}
+
+/// Waits until the wall clock has passed `at`.
+async fn clock_past(at: std::time::SystemTime) {
+    while std::time::SystemTime::now() <= at {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn objects_of(app: &TestApp, id: &str) -> BTreeSet<String> {
     keys_under(app, &format!("page-imports/{id}/")).await
 }
@@ -669,10 +695,15 @@ async fn erase_orphans_dry_run_then_a_real_run_spare_fresh_orphans_and_everythin
     soft_delete(&app, &tenant, &soft_deleted).await;
     let not_an_id = vec!["page-imports/not-an-id/1/capture.json".to_owned()];
     put_all(&app, &not_an_id).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // S3 lists `LastModified` in whole seconds: the fresh orphan goes in a
+    // later second than everything before it, and the run (older than 2 s)
+    // starts once those are more than 2 s old, before the fresh one is.
+    let old_until = newest_modified(&app, "").await;
+    clock_past(old_until + Duration::from_secs(1)).await;
     let fresh_orphan = uuid::Uuid::now_v7().to_string();
     let fresh_keys = seed(&app, &fresh_orphan, 1, 1).await;
     let everything: BTreeSet<String> = keys_under(&app, "").await;
+    clock_past(old_until + Duration::from_secs(2)).await;
 
     let (ok, lines) = erase_orphans(&app, &database_url, &["--dry-run", "--older-than-secs", "2"]);
     assert!(ok, "{lines:?}");
@@ -1070,16 +1101,16 @@ async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_
     seed(&app, &id, 1, 3).await;
     delete_row(&pool, &id).await;
     past_the_window(&pool).await;
-    // The first replica's S3 answers only after 3 s; its lease is 1 s.
+    // The first replica's S3 answers only after 1.5 s; its lease is 0.3 s.
     let upstream: std::net::SocketAddr = crate::helpers::aws_endpoint()
         .trim_start_matches("http://")
         .parse()
         .unwrap();
     let proxy = FaultyProxy::start(upstream).await;
-    proxy.set_delay(Duration::from_secs(3));
+    proxy.set_delay(Duration::from_millis(1500));
     let slow = Eraser {
         s3: page_import::aws::clients(true, Some(&proxy.url())).await.s3,
-        lease: Duration::from_secs(1),
+        lease: Duration::from_millis(300),
         ..app.state.eraser()
     };
     let other_pool = PgPool::connect(&crate::helpers::process::database_url_of(&pool))
@@ -1087,12 +1118,12 @@ async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_
         .unwrap();
     let second = Eraser {
         pool: other_pool,
-        lease: Duration::from_secs(1),
+        lease: Duration::from_millis(300),
         ..app.state.eraser()
     };
     let first = tokio::spawn(async move { slow.pass_once().await.unwrap() });
-    // Well past the first lease's end, while the first pass still works.
-    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // Past the first lease's end, while the first pass still works.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!first.is_finished());
     let report = second.pass_once().await.unwrap();
     assert_eq!(
