@@ -267,9 +267,9 @@ impl From<PathRejection> for ApiError {
 }
 
 /// A coalesced statement's failure, as the API answers it.
-impl From<crate::db::coalesce::CoalesceError> for ApiError {
-    fn from(err: crate::db::coalesce::CoalesceError) -> Self {
-        use crate::db::coalesce::CoalesceError;
+impl From<crate::coalesce::CoalesceError> for ApiError {
+    fn from(err: crate::coalesce::CoalesceError) -> Self {
+        use crate::coalesce::CoalesceError;
         match err {
             CoalesceError::Overloaded => Self::Overloaded,
             CoalesceError::Timeout => Self::Timeout,

@@ -5,6 +5,7 @@ pub mod artifacts;
 pub mod auth;
 pub mod background;
 pub mod changes;
+pub mod coalesce;
 pub mod config;
 pub mod db;
 pub mod dns;

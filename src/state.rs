@@ -9,20 +9,23 @@ use sqlx::PgPool;
 use crate::auth::Authenticator;
 use crate::aws::AwsClients;
 use crate::changes::{Changes, Notifier};
+use crate::coalesce;
 use crate::config::Config;
-use crate::db::{coalesce, pool};
+use crate::db::page_import::coalesced;
+use crate::db::pool;
 use crate::dns::DnsChecker;
 use crate::domain::SourceUrlPolicy;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
 use crate::queue::{Committed, DispatchSignal};
 use crate::queue::{Publisher, PublisherSettings};
-use crate::service::callbacks::CallbackDeps;
-use crate::service::code2des::Code2DesDeps;
-use crate::service::create::CreateDeps;
+use crate::service::callbacks::Callbacks;
+use crate::service::code2des::Code2DesJobs;
+use crate::service::create::Creator;
 use crate::service::dispatch::{CaptureLimits, Dispatcher};
 use crate::service::erasure::Eraser;
-use crate::service::retry::RetryDeps;
+use crate::service::imports::Imports;
+use crate::service::retry::Retrier;
 use crate::service::sweeper::Sweeper;
 
 /// Everything a handler needs. One `Arc`: axum clones the state for every
@@ -50,9 +53,9 @@ pub struct Shared {
     pub dns: Option<Arc<DnsChecker>>,
     pub metrics: Metrics,
     /// Coalesced reads by id: `(id, actor)` → the row if visible.
-    pub reads: coalesce::Reads,
+    pub reads: coalesced::Reads,
     /// Coalesced creates without an idempotency key.
-    pub creates: coalesce::Creates,
+    pub creates: coalesced::Creates,
     /// Open `/events` streams and the change notifications they wait for.
     pub changes: Arc<Changes>,
     /// Announces changed imports after their commit (`changes.rs`).
@@ -81,11 +84,22 @@ impl Shared {
     }
 }
 
-/// Each service's dependencies, taken from the state: the one place that
-/// knows which part of the state a service uses.
+/// Each service, given what it uses from the state: the one place that
+/// knows which part of the state a service uses. A service is a struct of
+/// what it uses and its operations are methods: borrowed for a request's
+/// services, owned for the background tasks, which outlive any request.
 impl Shared {
-    pub fn create_deps(&self) -> CreateDeps<'_> {
-        CreateDeps {
+    pub fn imports(&self) -> Imports<'_> {
+        Imports {
+            reads: &self.reads,
+            pool: &self.pool,
+            committed: &self.committed,
+            s3: &self.s3,
+        }
+    }
+
+    pub fn creator(&self) -> Creator<'_> {
+        Creator {
             pool: &self.pool,
             creates: &self.creates,
             dns: self.dns.as_deref(),
@@ -96,8 +110,8 @@ impl Shared {
         }
     }
 
-    pub fn retry_deps(&self) -> RetryDeps<'_> {
-        RetryDeps {
+    pub fn retrier(&self) -> Retrier<'_> {
+        Retrier {
             pool: &self.pool,
             destination: &self.destination,
             limits: &self.capture_limits,
@@ -106,8 +120,8 @@ impl Shared {
         }
     }
 
-    pub fn callback_deps(&self) -> CallbackDeps<'_> {
-        CallbackDeps {
+    pub fn callbacks(&self) -> Callbacks<'_> {
+        Callbacks {
             pool: &self.pool,
             s3: &self.s3,
             destination: &self.destination,
@@ -117,8 +131,8 @@ impl Shared {
         }
     }
 
-    pub fn code2des_deps(&self) -> Code2DesDeps<'_> {
-        Code2DesDeps {
+    pub fn code2des_jobs(&self) -> Code2DesJobs<'_> {
+        Code2DesJobs {
             pool: &self.pool,
             publisher: &self.publisher,
             metrics: &self.metrics,
@@ -215,13 +229,13 @@ impl AppState {
                 create_pool.close().await;
             }
         });
-        let reads = coalesce::reads(read_pool, slots as usize, limits);
+        let reads = coalesced::reads(read_pool, slots as usize, limits);
         let capture_limits = CaptureLimits {
             max_in_flight: config.capture_max_in_flight,
             max_in_flight_per_org: config.capture_max_in_flight_per_org,
             max_queued: config.org_max_queued,
         };
-        let creates = coalesce::creates(create_pool, slots as usize, limits, capture_limits.max_queued);
+        let creates = coalesced::creates(create_pool, slots as usize, limits, capture_limits.max_queued);
         let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             changes,

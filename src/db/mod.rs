@@ -2,7 +2,6 @@
 
 pub mod attempt_history;
 pub mod capture;
-pub mod coalesce;
 pub mod code2des;
 pub mod erasure;
 pub mod idempotency;

@@ -3,6 +3,8 @@
 //! written once: migration `…_tenancy.sql`), so another tenant's row reads
 //! exactly like a missing one.
 
+pub mod coalesced;
+
 use chrono::{DateTime, Utc};
 use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
@@ -128,7 +130,7 @@ pub struct PendingCreate {
 /// the admitted as queued). Each organization's backlog row is locked, in
 /// organization order, until the commit, so concurrent creates cannot
 /// together pass the limit. Many
-/// creates share the statement (one commit, one WAL flush: `db::coalesce`);
+/// creates share the statement (one commit, one WAL flush: `coalesce`);
 /// a create with an `Idempotency-Key` runs it alone inside its transaction.
 /// One answer per create, in order: the row, or `None` when that create's
 /// project is not visible or its organization's backlog is full (the caller

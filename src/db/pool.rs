@@ -1,5 +1,5 @@
 //! The service's connection pools: the main pool, and the pools of the
-//! coalesced statements (`db::coalesce`), each with its session settings.
+//! coalesced statements (`coalesce`), each with its session settings.
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@ use axum::Json;
 use serde::Serialize;
 
 use crate::auth::Actor;
-use crate::db::attempt_history::{self, AttemptRow};
+use crate::db::attempt_history::AttemptRow;
 use crate::domain::timestamp;
 use crate::error::ApiError;
 use crate::http::IdPath;
@@ -72,11 +72,7 @@ pub async fn list(
     actor: Actor,
     IdPath(id): IdPath,
 ) -> Result<Json<AttemptList>, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    let rows = attempt_history::list_visible(&mut conn, &id, &actor.subject).await?;
-    if rows.is_empty() {
-        return Err(ApiError::NotFound);
-    }
+    let rows = state.imports().attempts(&actor, &id).await?;
     Ok(Json(AttemptList {
         items: rows.into_iter().map(AttemptView::from).collect(),
     }))

@@ -7,10 +7,9 @@ use axum::Json;
 use serde::Deserialize;
 
 use crate::resource::Code2DesView;
-use crate::service::code2des::{self, NewCode2DesJob};
+use crate::service::code2des::NewCode2DesJob;
 
 use crate::auth::Actor;
-use crate::db::code2des as db;
 use crate::error::ApiError;
 use crate::http::{idempotent, ApiJson, IdPath};
 use crate::state::AppState;
@@ -63,7 +62,7 @@ pub async fn create(
         page_import_id: request.page_import_id,
     };
     idempotent::run(&state, &actor, &headers, &body.raw, CREATE_ROUTE, |key| async {
-        let view = code2des::create(&state.code2des_deps(), &actor, request, key).await?;
+        let view = state.code2des_jobs().create(&actor, request, key).await?;
         idempotent::accepted(&view.links.self_, &view)
     })
     .await
@@ -86,9 +85,5 @@ pub async fn get(
     actor: Actor,
     IdPath(id): IdPath,
 ) -> Result<Json<Code2DesView>, ApiError> {
-    let mut conn = state.pool.acquire().await?;
-    let row = db::find_visible(&mut conn, &id, &actor.subject)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    Ok(Json(row.into()))
+    Ok(Json(state.code2des_jobs().get(&actor, &id).await?))
 }

@@ -16,7 +16,6 @@ use crate::error::ApiError;
 use crate::http::Deadline;
 use crate::http::IdPath;
 use crate::resource::{PageImportView, Tagged};
-use crate::service::imports;
 use crate::state::AppState;
 
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -55,7 +54,7 @@ pub async fn follow(
 ) -> Result<Response, ApiError> {
     // Subscribed before the first read, so no change can fall between them.
     let subscription = state.changes.subscribe(&id).ok_or(ApiError::TooManyStreams)?;
-    let first = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
+    let first = state.imports().visible(&actor, &id, deadline.0).await?;
     let first = Tagged::of(&PageImportView::from(first));
     let stream = stream(state, actor, id, subscription, first);
     Ok(Sse::new(stream)
@@ -123,7 +122,7 @@ fn stream(
                 }
             }
             let answer_by = std::time::Instant::now() + f.state.config.request_timeout;
-            match imports::visible(&f.state.reads, &f.actor, &f.id, answer_by).await {
+            match f.state.imports().visible(&f.actor, &f.id, answer_by).await {
                 Err(ApiError::NotFound) => {
                     f.done = true;
                     let data = serde_json::json!({ "id": f.id }).to_string();

@@ -121,7 +121,7 @@ where
 
 /// When the request must be answered by: set by the `observe` middleware
 /// from `REQUEST_TIMEOUT_MS`, and handed to work that must not finish after
-/// its client was answered (`db::coalesce`).
+/// its client was answered (`coalesce`).
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline(pub std::time::Instant);
 

@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::domain::cursor::ListPage;
 use crate::domain::new_import::{NewImport, NewImportFields};
 use crate::resource::{PageImportView, Tagged};
-use crate::service::{create as create_service, imports};
 
-use crate::artifacts::{self, ArtifactUrl};
 use crate::auth::Actor;
 use crate::db::page_import::PageImport;
 use crate::domain::reader::{ColorScheme, Consent};
@@ -122,7 +120,7 @@ pub async fn create(
             consent: b.consent.as_deref(),
         };
         let request = NewImport::parse(fields, state.source_url_policy()).map_err(ApiError::Validation)?;
-        let view = create_service::create(&state.create_deps(), &actor, request, key, deadline.0).await?;
+        let view = state.creator().create(&actor, request, key, deadline.0).await?;
         idempotent::accepted(&view.links.self_, &view)
     })
     .await
@@ -151,7 +149,7 @@ pub async fn get(
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
-    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
+    let row = state.imports().visible(&actor, &id, deadline.0).await?;
     Ok(Tagged::of(&PageImportView::from(row)).respond(&headers))
 }
 
@@ -202,7 +200,10 @@ pub async fn list(
 ) -> Result<Json<PageImportList>, ApiError> {
     let page =
         ListPage::parse(query.limit, query.status.as_deref(), query.cursor.as_deref()).map_err(ApiError::Validation)?;
-    let (rows, next_cursor) = imports::list(&state.pool, &actor, query.organization_id, query.project_id, page).await?;
+    let (rows, next_cursor) = state
+        .imports()
+        .list(&actor, query.organization_id, query.project_id, page)
+        .await?;
     Ok(Json(PageImportList {
         items: rows.into_iter().map(PageImportView::from).collect(),
         next_cursor,
@@ -258,12 +259,7 @@ async fn artifact_redirect(
     IdPath(id): IdPath,
     pick: impl FnOnce(PageImport) -> Option<String>,
 ) -> Result<Response, ApiError> {
-    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
-    let artifact = pick(row)
-        .as_deref()
-        .and_then(ArtifactUrl::parse_stored)
-        .ok_or(ApiError::NotFound)?;
-    let url = artifacts::presigned_get(&state.s3, &artifact).await?;
+    let url = state.imports().artifact_url(&actor, &id, deadline.0, pick).await?;
     let mut response = StatusCode::FOUND.into_response();
     response.headers_mut().insert(
         header::LOCATION,
@@ -288,6 +284,6 @@ async fn artifact_redirect(
     security(("bearer" = []))
 )]
 pub async fn delete(State(state): State<AppState>, actor: Actor, IdPath(id): IdPath) -> Result<StatusCode, ApiError> {
-    imports::delete(&state.pool, &state.committed, &actor, &id).await?;
+    state.imports().delete(&actor, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

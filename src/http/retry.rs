@@ -9,7 +9,6 @@ use crate::auth::Actor;
 use crate::error::ApiError;
 use crate::http::{idempotent, Deadline, IdPath};
 use crate::resource::PageImportView;
-use crate::service::{imports, retry as retry_service};
 use crate::state::AppState;
 
 /// Retry a failed import: the next attempt, with a fresh nonce and a new
@@ -39,13 +38,13 @@ pub async fn retry(
     headers: HeaderMap,
     IdPath(id): IdPath,
 ) -> Result<Response, ApiError> {
-    let row = imports::visible(&state.reads, &actor, &id, deadline.0).await?;
+    let row = state.imports().visible(&actor, &id, deadline.0).await?;
     let route = format!("retry:{id}");
     idempotent::run(&state, &actor, &headers, b"", route, |key| {
         let state = &state;
         let actor = &actor;
         async move {
-            let view = retry_service::retry(&state.retry_deps(), actor, row, key).await?;
+            let view = state.retrier().retry(actor, row, key).await?;
             idempotent::accepted(&view.links.self_, &view)
         }
     })

@@ -16,7 +16,6 @@ use sha2::{Digest, Sha256};
 use crate::domain::callback::ParsedCallback;
 use crate::error::ApiError;
 use crate::http::{is_json_content_type, RawBody};
-use crate::service::callbacks;
 use crate::service::callbacks::CallbackAck;
 use crate::state::AppState;
 use page_import_contract::callback::CallbackBody;
@@ -82,7 +81,9 @@ async fn receive_inner(state: &AppState, headers: &HeaderMap, raw: &Bytes) -> Re
     let parsed = ParsedCallback::parse(body).map_err(ApiError::Validation)?;
     let webhook_id = header("webhook-id").unwrap_or_default();
     let request_hash = hex::encode(Sha256::digest(raw));
-    callbacks::receive(&state.callback_deps(), parsed, webhook_id, request_hash)
+    state
+        .callbacks()
+        .receive(parsed, webhook_id, request_hash)
         .await
         .map(Json)
 }

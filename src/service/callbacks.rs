@@ -21,7 +21,7 @@ use crate::service::next_attempt;
 use page_import_contract::manifest::CaptureHash;
 
 /// What receiving a callback uses.
-pub struct CallbackDeps<'a> {
+pub struct Callbacks<'a> {
     pub pool: &'a PgPool,
     pub s3: &'a aws_sdk_s3::Client,
     /// The artifact bucket callbacks must name, and where the next attempt's
@@ -32,6 +32,192 @@ pub struct CallbackDeps<'a> {
     /// Told when an attempt ends (its streams; its slot frees).
     pub committed: &'a Committed,
     pub metrics: &'a Metrics,
+}
+
+impl Callbacks<'_> {
+    /// A signed callback that passed its shape rules: the fence, the artifacts,
+    /// then exactly one transition (SPEC §7).
+    #[tracing::instrument(name = "callback", skip_all, fields(page_import_id = %parsed.id, attempt = parsed.attempt))]
+    pub async fn receive(
+        &self,
+        parsed: ParsedCallback,
+        webhook_id: &str,
+        request_hash: String,
+    ) -> Result<CallbackAck, ApiError> {
+        let ParsedCallback {
+            id,
+            attempt,
+            nonce,
+            callback,
+        } = parsed;
+        let received = Received {
+            id: &id,
+            attempt,
+            nonce: &nonce,
+            callback: &callback,
+            webhook_id,
+            request_hash: &request_hash,
+        };
+        let mut conn = self.pool.acquire().await?;
+        let fence = find_fence(&mut conn, &id).await?;
+        if let Err(err) = check_fence(&fence, attempt, &nonce) {
+            return retry_replay_or(&mut conn, &received, err).await;
+        }
+        // Release the connection: no database resource is held across S3 I/O.
+        drop(conn);
+
+        let bucket = &self.destination.bucket;
+        let artifact = |field: &'static str, url: &str| {
+            ArtifactUrl::parse(url, bucket, &id, attempt)
+                .map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
+        };
+        let artifacts = match &callback {
+            Callback::Completed {
+                result_url,
+                screenshot_url,
+                ..
+            } => match (
+                artifact("resultUrl", result_url),
+                artifact("screenshotUrl", screenshot_url),
+            ) {
+                (Ok(manifest), Ok(screenshot)) => Some((manifest, screenshot)),
+                (a, b) => return Err(ApiError::Validation([a.err(), b.err()].into_iter().flatten().collect())),
+            },
+            Callback::Failed {
+                result_url: Some(url), ..
+            } => {
+                artifact("resultUrl", url).map_err(|e| ApiError::Validation(vec![e]))?;
+                None
+            }
+            Callback::Failed { result_url: None, .. } => None,
+        };
+
+        // Already terminal: decide replay or conflict without touching S3.
+        if fence.status != JobStatus::Processing {
+            return replay_or_conflict(&fence, &callback);
+        }
+        if let Callback::Failed {
+            retryable: true,
+            error_message,
+            ..
+        } = &callback
+        {
+            if attempt < self.max_attempts {
+                return self.retry(&received, error_message).await;
+            }
+        }
+
+        if let (Some((manifest, screenshot)), Callback::Completed { capture_hash, .. }) = (&artifacts, &callback) {
+            let expected = ExpectedIdentity {
+                page_import_id: &id,
+                attempt,
+                nonce: &fence.nonce,
+                capture_hash: *capture_hash,
+            };
+            artifacts::verify_manifest(self.s3, manifest, &expected)
+                .await
+                .map_err(manifest_error)?;
+            artifacts::verify_exists(self.s3, screenshot)
+                .await
+                .map_err(manifest_error)?;
+        }
+
+        let mut tx = self.pool.begin().await?;
+        if let Some(answer) = judge(&mut tx, &received).await? {
+            // Moved since we read it: a concurrent twin, the sweeper, a delete.
+            // Committed: a late writer is noted for erasure (`seen_by_erasure`).
+            tx.commit().await?;
+            return answer;
+        }
+        let capture_hash = match &callback {
+            Callback::Completed { capture_hash, .. } => Some(capture_hash.to_string()),
+            Callback::Failed { .. } => None,
+        };
+        let finish = match &callback {
+            Callback::Completed {
+                result_url,
+                screenshot_url,
+                ..
+            } => Finish {
+                nonce: Some(&nonce),
+                status: JobStatus::Completed,
+                outcome: AttemptOutcome::Completed,
+                result_url: Some(result_url),
+                capture_hash: capture_hash.as_deref(),
+                screenshot_url: Some(screenshot_url),
+                error_message: None,
+                actor: CAPTURE_WORKER,
+            },
+            Callback::Failed {
+                error_message,
+                result_url,
+                ..
+            } => Finish {
+                nonce: Some(&nonce),
+                status: JobStatus::Failed,
+                outcome: AttemptOutcome::Failed,
+                result_url: result_url.as_deref(),
+                capture_hash: None,
+                screenshot_url: None,
+                error_message: Some(error_message),
+                actor: CAPTURE_WORKER,
+            },
+        };
+        if !db::finish(&mut tx, &id, attempt, &finish).await? {
+            return Err(anyhow::anyhow!("the row moved under its lock").into());
+        }
+        tx.commit().await?;
+        self.committed.attempt_ended(&id);
+        self.metrics.import_finished(callback.status().as_str());
+        tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
+        Ok(CallbackAck {
+            status: callback.status(),
+            attempt: None,
+            replayed: false,
+        })
+    }
+
+    /// A retryable failure with attempts left: the next attempt starts (SPEC §7)
+    /// and this callback is noted on the attempt it ended, for its replays.
+    #[tracing::instrument(name = "callback.next_attempt", skip_all)]
+    async fn retry(&self, received: &Received<'_>, error_message: &str) -> Result<CallbackAck, ApiError> {
+        let (id, attempt) = (received.id, received.attempt);
+        let mut tx = self.pool.begin().await?;
+        if let Some(answer) = judge(&mut tx, received).await? {
+            tx.commit().await?;
+            return answer;
+        }
+        let next = NextAttempt {
+            from: JobStatus::Processing,
+            reason: AttemptReason::Retryable,
+            actor: CAPTURE_WORKER,
+            ended: Some(AttemptOutcome::RetryableFailure),
+            max_queued: None,
+        };
+        // A re-dispatch is never refused (`max_queued: None`).
+        let Some(NextStarted::Queued(next)) = next_attempt::start(&mut tx, self.destination, id, attempt, next).await?
+        else {
+            return Err(ApiError::NotFound);
+        };
+        db::record_retryable_failure(
+            &mut tx,
+            id,
+            attempt,
+            error_message,
+            received.webhook_id,
+            received.request_hash,
+        )
+        .await?;
+        tx.commit().await?;
+        self.committed.attempt_ended(id);
+        self.metrics.attempts_started(AttemptReason::Retryable, 1);
+        tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
+        Ok(CallbackAck {
+            status: JobStatus::Processing,
+            attempt: Some(next),
+            replayed: false,
+        })
+    }
 }
 
 /// The answer to an accepted callback.
@@ -56,147 +242,6 @@ struct Received<'a> {
     request_hash: &'a str,
 }
 
-/// A signed callback that passed its shape rules: the fence, the artifacts,
-/// then exactly one transition (SPEC §7).
-#[tracing::instrument(name = "callback", skip_all, fields(page_import_id = %parsed.id, attempt = parsed.attempt))]
-pub async fn receive(
-    deps: &CallbackDeps<'_>,
-    parsed: ParsedCallback,
-    webhook_id: &str,
-    request_hash: String,
-) -> Result<CallbackAck, ApiError> {
-    let ParsedCallback {
-        id,
-        attempt,
-        nonce,
-        callback,
-    } = parsed;
-    let received = Received {
-        id: &id,
-        attempt,
-        nonce: &nonce,
-        callback: &callback,
-        webhook_id,
-        request_hash: &request_hash,
-    };
-    let mut conn = deps.pool.acquire().await?;
-    let fence = find_fence(&mut conn, &id).await?;
-    if let Err(err) = check_fence(&fence, attempt, &nonce) {
-        return retry_replay_or(&mut conn, &received, err).await;
-    }
-    // Release the connection: no database resource is held across S3 I/O.
-    drop(conn);
-
-    let bucket = &deps.destination.bucket;
-    let artifact = |field: &'static str, url: &str| {
-        ArtifactUrl::parse(url, bucket, &id, attempt).map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
-    };
-    let artifacts = match &callback {
-        Callback::Completed {
-            result_url,
-            screenshot_url,
-            ..
-        } => match (
-            artifact("resultUrl", result_url),
-            artifact("screenshotUrl", screenshot_url),
-        ) {
-            (Ok(manifest), Ok(screenshot)) => Some((manifest, screenshot)),
-            (a, b) => return Err(ApiError::Validation([a.err(), b.err()].into_iter().flatten().collect())),
-        },
-        Callback::Failed {
-            result_url: Some(url), ..
-        } => {
-            artifact("resultUrl", url).map_err(|e| ApiError::Validation(vec![e]))?;
-            None
-        }
-        Callback::Failed { result_url: None, .. } => None,
-    };
-
-    // Already terminal: decide replay or conflict without touching S3.
-    if fence.status != JobStatus::Processing {
-        return replay_or_conflict(&fence, &callback);
-    }
-    if let Callback::Failed {
-        retryable: true,
-        error_message,
-        ..
-    } = &callback
-    {
-        if attempt < deps.max_attempts {
-            return retry(deps, &received, error_message).await;
-        }
-    }
-
-    if let (Some((manifest, screenshot)), Callback::Completed { capture_hash, .. }) = (&artifacts, &callback) {
-        let expected = ExpectedIdentity {
-            page_import_id: &id,
-            attempt,
-            nonce: &fence.nonce,
-            capture_hash: *capture_hash,
-        };
-        artifacts::verify_manifest(deps.s3, manifest, &expected)
-            .await
-            .map_err(manifest_error)?;
-        artifacts::verify_exists(deps.s3, screenshot)
-            .await
-            .map_err(manifest_error)?;
-    }
-
-    let mut tx = deps.pool.begin().await?;
-    if let Some(answer) = judge(&mut tx, &received).await? {
-        // Moved since we read it: a concurrent twin, the sweeper, a delete.
-        // Committed: a late writer is noted for erasure (`seen_by_erasure`).
-        tx.commit().await?;
-        return answer;
-    }
-    let capture_hash = match &callback {
-        Callback::Completed { capture_hash, .. } => Some(capture_hash.to_string()),
-        Callback::Failed { .. } => None,
-    };
-    let finish = match &callback {
-        Callback::Completed {
-            result_url,
-            screenshot_url,
-            ..
-        } => Finish {
-            nonce: Some(&nonce),
-            status: JobStatus::Completed,
-            outcome: AttemptOutcome::Completed,
-            result_url: Some(result_url),
-            capture_hash: capture_hash.as_deref(),
-            screenshot_url: Some(screenshot_url),
-            error_message: None,
-            actor: CAPTURE_WORKER,
-        },
-        Callback::Failed {
-            error_message,
-            result_url,
-            ..
-        } => Finish {
-            nonce: Some(&nonce),
-            status: JobStatus::Failed,
-            outcome: AttemptOutcome::Failed,
-            result_url: result_url.as_deref(),
-            capture_hash: None,
-            screenshot_url: None,
-            error_message: Some(error_message),
-            actor: CAPTURE_WORKER,
-        },
-    };
-    if !db::finish(&mut tx, &id, attempt, &finish).await? {
-        return Err(anyhow::anyhow!("the row moved under its lock").into());
-    }
-    tx.commit().await?;
-    deps.committed.attempt_ended(&id);
-    deps.metrics.import_finished(callback.status().as_str());
-    tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
-    Ok(CallbackAck {
-        status: callback.status(),
-        attempt: None,
-        replayed: false,
-    })
-}
-
 /// The fence rule, on the row locked for the caller's transaction: `None`
 /// when the callback may move the row (its live attempt, with its nonce,
 /// still processing, not deleted), otherwise the answer it gets.
@@ -219,48 +264,6 @@ async fn judge(
         return Ok(Some(replay_or_conflict(&fence, received.callback)));
     }
     Ok(None)
-}
-
-/// A retryable failure with attempts left: the next attempt starts (SPEC §7)
-/// and this callback is noted on the attempt it ended, for its replays.
-#[tracing::instrument(name = "callback.next_attempt", skip_all)]
-async fn retry(deps: &CallbackDeps<'_>, received: &Received<'_>, error_message: &str) -> Result<CallbackAck, ApiError> {
-    let (id, attempt) = (received.id, received.attempt);
-    let mut tx = deps.pool.begin().await?;
-    if let Some(answer) = judge(&mut tx, received).await? {
-        tx.commit().await?;
-        return answer;
-    }
-    let next = NextAttempt {
-        from: JobStatus::Processing,
-        reason: AttemptReason::Retryable,
-        actor: CAPTURE_WORKER,
-        ended: Some(AttemptOutcome::RetryableFailure),
-        max_queued: None,
-    };
-    // A re-dispatch is never refused (`max_queued: None`).
-    let Some(NextStarted::Queued(next)) = next_attempt::start(&mut tx, deps.destination, id, attempt, next).await?
-    else {
-        return Err(ApiError::NotFound);
-    };
-    db::record_retryable_failure(
-        &mut tx,
-        id,
-        attempt,
-        error_message,
-        received.webhook_id,
-        received.request_hash,
-    )
-    .await?;
-    tx.commit().await?;
-    deps.committed.attempt_ended(id);
-    deps.metrics.attempts_started(AttemptReason::Retryable, 1);
-    tracing::info!(page_import_id = %id, attempt = next, "retryable failure; next attempt");
-    Ok(CallbackAck {
-        status: JobStatus::Processing,
-        attempt: Some(next),
-        replayed: false,
-    })
 }
 
 /// A callback that no longer matches the fence is refused (`err`), unless it

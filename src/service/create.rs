@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use crate::auth::Actor;
 use crate::db::capture;
-use crate::db::coalesce::Creates;
 use crate::db::idempotency::{self, IdempotencyKey};
+use crate::db::page_import::coalesced::Creates;
 use crate::db::page_import::{self as db, PendingCreate};
 use crate::dns::{DnsCheckError, DnsChecker};
 use crate::domain::new_import::NewImport;
@@ -25,7 +25,7 @@ use crate::resource::PageImportView;
 use crate::service::dispatch::{self, CaptureLimits};
 
 /// What creating an import uses.
-pub struct CreateDeps<'a> {
+pub struct Creator<'a> {
     /// For a create with an `Idempotency-Key`, which runs in its own
     /// transaction, and for telling why a create was refused.
     pub pool: &'a PgPool,
@@ -41,72 +41,89 @@ pub struct CreateDeps<'a> {
     pub metrics: &'a Metrics,
 }
 
-/// Records the `processing` row and queues its first attempt (SPEC §6,
-/// §12), then wakes the dispatcher. With an `Idempotency-Key` the key's
-/// response commits with the row. An organization whose backlog is full
-/// gets 429 and nothing is written. `answer_by` is the request's deadline.
-/// The first attempt carries on this span's trace (SPEC §9).
-#[tracing::instrument(name = "create_import", skip_all, fields(page_import_id = tracing::field::Empty))]
-pub async fn create(
-    deps: &CreateDeps<'_>,
-    actor: &Actor,
-    request: NewImport,
-    key: Option<IdempotencyKey>,
-    answer_by: Instant,
-) -> Result<PageImportView, ApiError> {
-    check_dns(deps.dns, &request.source_url).await?;
-    let id = Uuid::now_v7().to_string();
-    let span = tracing::Span::current();
-    span.record("page_import_id", id.as_str());
-    let nonce = Nonce::generate();
-    let message_body = capture_job_body(deps.destination, &id, 1, nonce.expose(), &settings(&request));
-    let (organization_id, project_id) = (request.organization_id, request.project_id);
-    let pending = PendingCreate {
-        id: id.clone(),
-        organization_id,
-        project_id,
-        actor: actor.subject.clone(),
-        source_url: request.source_url,
-        viewport: request.viewport,
-        ready_selector: request.ready_selector,
-        reader: request.reader,
-        nonce,
-        body: message_body,
-        traceparent: trace_context::of(&span),
-    };
-    let max_queued = deps.limits.max_queued;
-    // The row and its queue entry are one statement, so without an
-    // idempotency key no explicit transaction is needed, and concurrent
-    // creates share one statement and one commit (see `db::coalesce`). With
-    // a key, the key's response commits with the row.
-    let created = match key {
-        None => deps.creates.call(pending, answer_by).await?.map(PageImportView::from),
-        Some(key) => {
-            let mut tx = deps.pool.begin().await?;
-            crate::db::pin_plan(&mut tx).await?;
-            let row = db::insert_many_queued(&mut tx, std::slice::from_ref(&pending), max_queued)
-                .await?
-                .pop()
-                .flatten();
-            match row {
-                Some(row) => {
-                    let view = PageImportView::from(row);
-                    idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
-                    tx.commit().await?;
-                    Some(view)
+impl Creator<'_> {
+    /// Records the `processing` row and queues its first attempt (SPEC §6,
+    /// §12), then wakes the dispatcher. With an `Idempotency-Key` the key's
+    /// response commits with the row. An organization whose backlog is full
+    /// gets 429 and nothing is written. `answer_by` is the request's deadline.
+    /// The first attempt carries on this span's trace (SPEC §9).
+    #[tracing::instrument(name = "create_import", skip_all, fields(page_import_id = tracing::field::Empty))]
+    pub async fn create(
+        &self,
+        actor: &Actor,
+        request: NewImport,
+        key: Option<IdempotencyKey>,
+        answer_by: Instant,
+    ) -> Result<PageImportView, ApiError> {
+        check_dns(self.dns, &request.source_url).await?;
+        let id = Uuid::now_v7().to_string();
+        let span = tracing::Span::current();
+        span.record("page_import_id", id.as_str());
+        let nonce = Nonce::generate();
+        let message_body = capture_job_body(self.destination, &id, 1, nonce.expose(), &settings(&request));
+        let (organization_id, project_id) = (request.organization_id, request.project_id);
+        let pending = PendingCreate {
+            id: id.clone(),
+            organization_id,
+            project_id,
+            actor: actor.subject.clone(),
+            source_url: request.source_url,
+            viewport: request.viewport,
+            ready_selector: request.ready_selector,
+            reader: request.reader,
+            nonce,
+            body: message_body,
+            traceparent: trace_context::of(&span),
+        };
+        let max_queued = self.limits.max_queued;
+        // The row and its queue entry are one statement, so without an
+        // idempotency key no explicit transaction is needed, and concurrent
+        // creates share one statement and one commit (see `coalesce`). With
+        // a key, the key's response commits with the row.
+        let created = match key {
+            None => self.creates.call(pending, answer_by).await?.map(PageImportView::from),
+            Some(key) => {
+                let mut tx = self.pool.begin().await?;
+                crate::db::pin_plan(&mut tx).await?;
+                let row = db::insert_many_queued(&mut tx, std::slice::from_ref(&pending), max_queued)
+                    .await?
+                    .pop()
+                    .flatten();
+                match row {
+                    Some(row) => {
+                        let view = PageImportView::from(row);
+                        idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
+                        tx.commit().await?;
+                        Some(view)
+                    }
+                    // Rolled back: nothing is written, the key is released.
+                    None => None,
                 }
-                // Rolled back: nothing is written, the key is released.
-                None => None,
             }
-        }
-    };
-    let Some(view) = created else {
-        return Err(refused(deps, actor, organization_id, project_id).await);
-    };
-    deps.metrics.import_created();
-    tracing::info!(page_import_id = %id, project_id, "page import created");
-    deps.dispatch.queued();
-    Ok(view)
+        };
+        let Some(view) = created else {
+            return Err(self.refused(actor, organization_id, project_id).await);
+        };
+        self.metrics.import_created();
+        tracing::info!(page_import_id = %id, project_id, "page import created");
+        self.dispatch.queued();
+        Ok(view)
+    }
+
+    /// Why the create statement wrote nothing for a request: its project is not
+    /// visible to the actor (404), or else its organization's backlog was full
+    /// (429 with the organization's `Retry-After`).
+    async fn refused(&self, actor: &Actor, organization_id: i64, project_id: i64) -> ApiError {
+        let why = async {
+            let mut conn = self.pool.acquire().await?;
+            if !db::project_visible(&mut conn, organization_id, project_id, &actor.subject).await? {
+                return Ok(ApiError::NotFound);
+            }
+            let backlog = capture::org_backlog(&mut conn, organization_id).await?;
+            Ok::<_, ApiError>(dispatch::too_many_queued(backlog, self.metrics))
+        };
+        why.await.unwrap_or_else(|err| err)
+    }
 }
 
 /// The settings the import's first attempt captures with (stored with the
@@ -126,21 +143,6 @@ fn settings(request: &NewImport) -> CaptureSettings<'_> {
         time_zone: request.reader.time_zone.as_str(),
         consent: request.reader.consent,
     }
-}
-
-/// Why the create statement wrote nothing for a request: its project is not
-/// visible to the actor (404), or else its organization's backlog was full
-/// (429 with the organization's `Retry-After`).
-async fn refused(deps: &CreateDeps<'_>, actor: &Actor, organization_id: i64, project_id: i64) -> ApiError {
-    let why = async {
-        let mut conn = deps.pool.acquire().await?;
-        if !db::project_visible(&mut conn, organization_id, project_id, &actor.subject).await? {
-            return Ok(ApiError::NotFound);
-        }
-        let backlog = capture::org_backlog(&mut conn, organization_id).await?;
-        Ok::<_, ApiError>(dispatch::too_many_queued(backlog, deps.metrics))
-    };
-    why.await.unwrap_or_else(|err| err)
 }
 
 /// The optional DNS check of the source host (`SOURCE_URL_DNS_CHECK`): a

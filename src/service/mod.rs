@@ -1,7 +1,9 @@
 //! The lifecycle rules, one module per job: what a request or a background
-//! task may do to the data and in which order. Each service function takes
-//! the dependencies it uses (a `…Deps` struct, built by `state.rs`), never
-//! the whole state.
+//! task may do to the data and in which order. Each service is a struct of
+//! what it uses, never the whole state, and its operations are methods;
+//! `state.rs` builds every one (`Creator`, `Retrier`, `Callbacks`,
+//! `Imports`, `Code2DesJobs` borrowed for a request; `Dispatcher`,
+//! `Sweeper`, `Eraser` owned by their background tasks).
 
 pub mod callbacks;
 pub mod code2des;

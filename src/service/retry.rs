@@ -17,7 +17,7 @@ use crate::service::dispatch::{self, CaptureLimits};
 use crate::service::next_attempt;
 
 /// What a retry uses.
-pub struct RetryDeps<'a> {
+pub struct Retrier<'a> {
     pub pool: &'a PgPool,
     pub destination: &'a CaptureDestination,
     /// `ORG_MAX_QUEUED` (admission).
@@ -27,57 +27,59 @@ pub struct RetryDeps<'a> {
     pub metrics: &'a Metrics,
 }
 
-/// Starts the next attempt of `row`, an import the actor can see, if it is
-/// failed and its organization may queue one more attempt, with the key's
-/// response recorded in the same transaction. The row is locked before its
-/// status is checked, so of two concurrent retries exactly one starts an
-/// attempt; the attempt is admitted as a create's is (its organization's
-/// backlog row locked and counted in the statement that queues it), so
-/// retries and creates together cannot pass `ORG_MAX_QUEUED`.
-#[tracing::instrument(name = "retry_import", skip_all, fields(page_import_id = %row.id))]
-pub async fn retry(
-    deps: &RetryDeps<'_>,
-    actor: &Actor,
-    row: PageImport,
-    key: Option<IdempotencyKey>,
-) -> Result<PageImportView, ApiError> {
-    if row.status != JobStatus::Failed {
-        return Err(not_retryable(row.status));
+impl Retrier<'_> {
+    /// Starts the next attempt of `row`, an import the actor can see, if it is
+    /// failed and its organization may queue one more attempt, with the key's
+    /// response recorded in the same transaction. The row is locked before its
+    /// status is checked, so of two concurrent retries exactly one starts an
+    /// attempt; the attempt is admitted as a create's is (its organization's
+    /// backlog row locked and counted in the statement that queues it), so
+    /// retries and creates together cannot pass `ORG_MAX_QUEUED`.
+    #[tracing::instrument(name = "retry_import", skip_all, fields(page_import_id = %row.id))]
+    pub async fn retry(
+        &self,
+        actor: &Actor,
+        row: PageImport,
+        key: Option<IdempotencyKey>,
+    ) -> Result<PageImportView, ApiError> {
+        if row.status != JobStatus::Failed {
+            return Err(not_retryable(row.status));
+        }
+        let mut tx = self.pool.begin().await?;
+        let fence = db::lock_fence(&mut tx, &row.id).await?.ok_or(ApiError::NotFound)?;
+        if fence.deleted {
+            return Err(ApiError::NotFound);
+        }
+        if fence.status != JobStatus::Failed {
+            // Retried by someone else meanwhile.
+            return Err(not_retryable(fence.status));
+        }
+        let next = NextAttempt {
+            from: JobStatus::Failed,
+            reason: AttemptReason::Manual,
+            actor: &actor.subject,
+            ended: None,
+            max_queued: Some(self.limits.max_queued),
+        };
+        match next_attempt::start(&mut tx, self.destination, &row.id, fence.attempt, next).await? {
+            Some(NextStarted::Queued(_)) => {}
+            // Rolled back when `tx` drops: nothing is written.
+            Some(NextStarted::Refused(backlog)) => return Err(dispatch::too_many_queued(Some(backlog), self.metrics)),
+            None => return Err(ApiError::NotFound),
+        }
+        let current = db::find_visible(&mut tx, &row.id, &actor.subject)
+            .await?
+            .ok_or(ApiError::NotFound)?;
+        let view = PageImportView::from(current);
+        if let Some(key) = &key {
+            idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
+        }
+        tx.commit().await?;
+        self.committed.attempt_queued(&view.id);
+        self.metrics.attempts_started(AttemptReason::Manual, 1);
+        tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
+        Ok(view)
     }
-    let mut tx = deps.pool.begin().await?;
-    let fence = db::lock_fence(&mut tx, &row.id).await?.ok_or(ApiError::NotFound)?;
-    if fence.deleted {
-        return Err(ApiError::NotFound);
-    }
-    if fence.status != JobStatus::Failed {
-        // Retried by someone else meanwhile.
-        return Err(not_retryable(fence.status));
-    }
-    let next = NextAttempt {
-        from: JobStatus::Failed,
-        reason: AttemptReason::Manual,
-        actor: &actor.subject,
-        ended: None,
-        max_queued: Some(deps.limits.max_queued),
-    };
-    match next_attempt::start(&mut tx, deps.destination, &row.id, fence.attempt, next).await? {
-        Some(NextStarted::Queued(_)) => {}
-        // Rolled back when `tx` drops: nothing is written.
-        Some(NextStarted::Refused(backlog)) => return Err(dispatch::too_many_queued(Some(backlog), deps.metrics)),
-        None => return Err(ApiError::NotFound),
-    }
-    let current = db::find_visible(&mut tx, &row.id, &actor.subject)
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let view = PageImportView::from(current);
-    if let Some(key) = &key {
-        idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
-    }
-    tx.commit().await?;
-    deps.committed.attempt_queued(&view.id);
-    deps.metrics.attempts_started(AttemptReason::Manual, 1);
-    tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
-    Ok(view)
 }
 
 /// 409 `not_retryable`, naming the import's status.

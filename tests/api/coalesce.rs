@@ -1,12 +1,12 @@
-//! Coalesced statements (`db::coalesce`): a batch mixes actors and tenants,
+//! Coalesced statements (`coalesce`): a batch mixes actors and tenants,
 //! so every answer must be the one its own request would have had alone.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use page_import::db::coalesce::CoalesceError;
-use page_import::db::coalesce::{run_creates, run_reads};
+use page_import::coalesce::CoalesceError;
+use page_import::db::page_import::coalesced::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
 use page_import::domain::reader::ReaderSettings;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};

@@ -6,6 +6,8 @@
 //! executor start-up and, for writes, one WAL flush for the whole batch
 //! (group commit), instead of one each. Every request still gets its own
 //! answer, and a create is answered only after its own row is committed.
+//! The engine knows no table: its two uses, the create and the read by id,
+//! are in `src/db/page_import/coalesced.rs`.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -13,14 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
-use page_import_platform::telemetry::trace_context;
-use sqlx::{PgConnection, PgPool};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot, Semaphore};
-use tracing::Instrument;
 
 use crate::db::database_unavailable;
-use crate::db::page_import::{self, PageImport, PendingCreate};
 
 /// Why a coalesced request got no row: answered by the API as 503
 /// `overloaded`, 503 `request_timeout`, 503 `dependency_unavailable` or 500
@@ -253,6 +251,9 @@ fn take<Req, Resp>(p: &Pending<Req, Resp>) -> bool {
         && wanted
 }
 
+/// Statements wider than this gain little and hold their connection longer.
+pub const MAX_BATCH: usize = 64;
+
 fn flatten<Resp>(
     answered: Result<Result<Resp, CoalesceError>, oneshot::error::RecvError>,
 ) -> Result<Resp, CoalesceError> {
@@ -272,95 +273,6 @@ pub fn fan_out<T>(err: sqlx::Error, n: usize) -> Vec<Result<T, CoalesceError>> {
     out.push(Err(first));
     out
 }
-
-/// Coalesced reads by id: `(id, actor)` → the row if the actor may see it.
-pub type Reads = Coalescer<(String, String), Option<PageImport>>;
-/// Coalesced creates without an idempotency key: the row and its outbox id,
-/// or `None` when the project is not visible.
-pub type Creates = Coalescer<PendingCreate, Option<PageImport>>;
-
-pub fn reads(pool: PgPool, concurrency: usize, limits: Limits) -> Reads {
-    Coalescer::new("read_page_import", concurrency, MAX_BATCH, limits, move |batch| {
-        let pool = pool.clone();
-        async move { run_reads(&pool, batch).await }
-    })
-}
-
-/// Creates admitted against `max_queued` (`ORG_MAX_QUEUED`).
-pub fn creates(pool: PgPool, concurrency: usize, limits: Limits, max_queued: i64) -> Creates {
-    Coalescer::new("create_page_import", concurrency, MAX_BATCH, limits, move |batch| {
-        let pool = pool.clone();
-        async move { run_creates(&pool, batch, max_queued).await }
-    })
-}
-
-/// One batch of reads as one statement.
-pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Result<Option<PageImport>, CoalesceError>> {
-    let n = batch.len();
-    let (ids, actors): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
-    let found = async {
-        let mut conn = pool.acquire().await?;
-        page_import::find_visible_many(&mut conn, &ids, &actors).await
-    };
-    match found.await {
-        Ok(rows) => rows.into_iter().map(Ok).collect(),
-        Err(err) => fan_out(err, n),
-    }
-}
-
-/// One batch of creates as one statement. One bad create must not fail the
-/// others: a batch that failed for any reason but an unavailable database is
-/// retried one create at a time.
-///
-/// Its span is in the trace of its one create, or, shared by several, a
-/// trace of its own linked to each of theirs (SPEC §9).
-pub async fn run_creates(
-    pool: &PgPool,
-    batch: Vec<PendingCreate>,
-    max_queued: i64,
-) -> Vec<Result<Option<PageImport>, CoalesceError>> {
-    let span = tracing::info_span!(parent: None, "db.create_batch", creates = batch.len());
-    match batch.as_slice() {
-        [one] => {
-            trace_context::continue_from(&span, one.traceparent.as_deref());
-        }
-        many => many
-            .iter()
-            .for_each(|c| trace_context::link(&span, c.traceparent.as_deref())),
-    }
-    run_creates_in(pool, batch, max_queued).instrument(span).await
-}
-
-async fn run_creates_in(
-    pool: &PgPool,
-    batch: Vec<PendingCreate>,
-    max_queued: i64,
-) -> Vec<Result<Option<PageImport>, CoalesceError>> {
-    let mut conn = match pool.acquire().await {
-        Ok(conn) => conn,
-        Err(err) => return fan_out(err, batch.len()),
-    };
-    match page_import::insert_many_queued(&mut conn, &batch, max_queued).await {
-        Ok(rows) => rows.into_iter().map(Ok).collect(),
-        Err(err) if batch.len() > 1 && !database_unavailable(&err) => {
-            tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
-            let mut out = Vec::with_capacity(batch.len());
-            for c in &batch {
-                out.push(insert_one(&mut conn, c, max_queued).await.map_err(CoalesceError::from));
-            }
-            out
-        }
-        Err(err) => fan_out(err, batch.len()),
-    }
-}
-
-async fn insert_one(conn: &mut PgConnection, c: &PendingCreate, max_queued: i64) -> sqlx::Result<Option<PageImport>> {
-    let mut one = page_import::insert_many_queued(conn, std::slice::from_ref(c), max_queued).await?;
-    Ok(one.pop().flatten())
-}
-
-/// Statements wider than this gain little and hold their connection longer.
-const MAX_BATCH: usize = 64;
 
 #[cfg(test)]
 mod tests {
