@@ -103,27 +103,9 @@ impl Browser {
     /// `max_heap_mib`: the JavaScript heap any one renderer may grow to
     /// (V8's old space); a page that needs more crashes its renderer alone.
     async fn launch(chromium: &Path, guard_proxy: &str, user: &BrowserUser, max_heap_mib: u32) -> anyhow::Result<Self> {
-        // Its own directory (profile, HOME, TMPDIR), owned by the user it runs as.
-        // Short: Chromium's singleton socket lives below TMPDIR, and a Unix
-        // socket path has at most 107 bytes.
-        let id = uuid::Uuid::new_v4().simple().to_string();
-        let home = std::env::temp_dir().join(format!("chromium-{}", &id[..12]));
-        let profile = home.join("profile");
         let as_root = nix::unistd::geteuid().is_root();
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            let mut builder = std::fs::DirBuilder::new();
-            builder.mode(0o700).recursive(true);
-            for dir in [&home, &profile, &home.join("t")] {
-                builder
-                    .create(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                if as_root {
-                    std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
-                        .with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
-                }
-            }
-        }
+        let home = make_home(user, as_root)?;
+        let profile = home.join("profile");
         let (commands_in, commands_out) = cloexec_pipe()?;
         let (answers_in, answers_out) = cloexec_pipe()?;
         let mut command = Command::new(chromium);
@@ -144,23 +126,7 @@ impl Browser {
             // std drops the supplementary groups, then sets gid and uid.
             command.uid(user.uid).gid(user.gid);
         }
-        let (to_browser, from_browser) = (commands_in.as_raw_fd(), answers_out.as_raw_fd());
-        // SAFETY: between fork and exec only async-signal-safe calls
-        // (fcntl, dup2, close) on descriptors this process owns.
-        unsafe {
-            command.pre_exec(move || {
-                // Copies above 3 and 4 first, so neither dup2 can overwrite
-                // the other's source; dup2's copies are not close-on-exec.
-                let read = libc::fcntl(to_browser, libc::F_DUPFD, 10);
-                let write = libc::fcntl(from_browser, libc::F_DUPFD, 10);
-                if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::close(read);
-                libc::close(write);
-                Ok(())
-            });
-        }
+        pipes_at_3_and_4(&mut command, commands_in.as_raw_fd(), answers_out.as_raw_fd());
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {}", chromium.display()))?;
@@ -170,21 +136,7 @@ impl Browser {
         let stderr = child.stderr.take().context("chromium stderr")?;
         // The std Child is never waited on: the reaper collects every exit.
         drop(child);
-        let tail = Arc::new(std::sync::Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        let sink = tail.clone();
-        std::thread::Builder::new()
-            .name("chromium-stderr".into())
-            .spawn(move || {
-                for line in BufReader::new(stderr).lines() {
-                    let Ok(line) = line else { break };
-                    tracing::trace!(target: "chromium", "{line}");
-                    let mut tail = sink.lock().expect("stderr tail lock");
-                    if tail.len() == STDERR_TAIL {
-                        tail.pop_front();
-                    }
-                    tail.push_back(line);
-                }
-            })?;
+        let tail = stderr_tail(stderr)?;
         let (cdp, mut browser_events) = Connection::over_pipe(
             pipe::Sender::from_owned_fd(commands_out)?,
             pipe::Receiver::from_owned_fd(answers_in)?,
@@ -196,14 +148,7 @@ impl Browser {
         });
         let version = match cdp.version(LAUNCH_TIMEOUT).await {
             Ok(version) => version,
-            Err(e) => {
-                kill_group(pid);
-                let _ = std::fs::remove_dir_all(&home);
-                // Give the stderr thread a moment to read Chromium's last words.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                let tail = tail.lock().expect("stderr tail lock");
-                anyhow::bail!("chromium did not answer over its debugging pipe ({e}): {}", why(&tail));
-            }
+            Err(e) => return Err(never_answered(e, pid, &home, &tail).await),
         };
         crate::metrics::browser_version(&version);
         tracing::info!(pid, %version, user = %user.name, as_root, "chromium started");
@@ -397,6 +342,90 @@ fn why(tail: &VecDeque<String>) -> String {
         }
         None => "it exited without a message".into(),
     }
+}
+
+/// A browser that did not answer its first command, killed, its directory
+/// removed: why, with what it said on stderr.
+async fn never_answered(
+    error: CdpError,
+    pid: u32,
+    home: &Path,
+    tail: &std::sync::Mutex<VecDeque<String>>,
+) -> anyhow::Error {
+    kill_group(pid);
+    if let Err(e) = std::fs::remove_dir_all(home) {
+        tracing::debug!(error = %e, home = %home.display(), "a failed browser's directory could not be removed");
+    }
+    // Give the stderr thread a moment to read Chromium's last words.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let tail = tail.lock().expect("stderr tail lock");
+    anyhow::anyhow!(
+        "chromium did not answer over its debugging pipe ({error}): {}",
+        why(&tail)
+    )
+}
+
+/// The browser's own directory (profile, HOME, TMPDIR), owned by the user
+/// it runs as. Short: Chromium's singleton socket lives below TMPDIR, and a
+/// Unix socket path has at most 107 bytes.
+fn make_home(user: &BrowserUser, as_root: bool) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let home = std::env::temp_dir().join(format!("chromium-{}", &id[..12]));
+    let mut builder = std::fs::DirBuilder::new();
+    builder.mode(0o700).recursive(true);
+    for dir in [&home, &home.join("profile"), &home.join("t")] {
+        builder
+            .create(dir)
+            .with_context(|| format!("creating {}", dir.display()))?;
+        if as_root {
+            std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
+                .with_context(|| format!("handing {} to {}", dir.display(), user.name))?;
+        }
+    }
+    Ok(home)
+}
+
+/// The browser gets `to_browser` as its fd 3 (what it reads commands
+/// from) and `from_browser` as its fd 4 (where it writes answers).
+fn pipes_at_3_and_4(command: &mut Command, to_browser: i32, from_browser: i32) {
+    // SAFETY: between fork and exec only async-signal-safe calls
+    // (fcntl, dup2, close) on descriptors this process owns.
+    unsafe {
+        command.pre_exec(move || {
+            // Copies above 3 and 4 first, so neither dup2 can overwrite
+            // the other's source; dup2's copies are not close-on-exec.
+            let read = libc::fcntl(to_browser, libc::F_DUPFD, 10);
+            let write = libc::fcntl(from_browser, libc::F_DUPFD, 10);
+            if read < 0 || write < 0 || libc::dup2(read, 3) < 0 || libc::dup2(write, 4) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(read);
+            libc::close(write);
+            Ok(())
+        });
+    }
+}
+
+/// The last [`STDERR_TAIL`] lines of Chromium's stderr, kept by a thread
+/// of their own (each line traced), for what it said before it died.
+fn stderr_tail(stderr: std::process::ChildStderr) -> std::io::Result<Arc<std::sync::Mutex<VecDeque<String>>>> {
+    let tail = Arc::new(std::sync::Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+    let sink = tail.clone();
+    std::thread::Builder::new()
+        .name("chromium-stderr".into())
+        .spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                tracing::trace!(target: "chromium", "{line}");
+                let mut tail = sink.lock().expect("stderr tail lock");
+                if tail.len() == STDERR_TAIL {
+                    tail.pop_front();
+                }
+                tail.push_back(line);
+            }
+        })?;
+    Ok(tail)
 }
 
 /// `Browser.close`.

@@ -124,6 +124,28 @@ impl Reply {
     }
 }
 
+/// Commands as Chromium gets them, and answers as the connection reads
+/// them, for the unit tests of each module's commands.
+#[cfg(test)]
+pub mod testing {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// The method and parameters Chromium gets.
+    pub fn sent<C: Command>(command: C) -> (&'static str, Value) {
+        (C::METHOD, serde_json::to_value(command).unwrap())
+    }
+
+    /// The command's answer read from `result` as the connection reads it.
+    pub fn answer<C: Command>(result: Value) -> Result<C::Reply, CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        Reply::from_text(json!({"id": 1, "result": result}).to_string()).answer(C::METHOD)
+    }
+}
+
 #[derive(Deserialize)]
 struct ProtocolError {
     message: String,

@@ -209,23 +209,10 @@ impl Command for GetResponseBody<'_> {
 
 #[cfg(test)]
 mod tests {
-    use serde::de::DeserializeOwned;
-    use serde_json::{json, Value};
+    use serde_json::json;
 
     use super::*;
-
-    /// The method and parameters Chromium gets.
-    fn sent<C: Command>(command: C) -> (&'static str, Value) {
-        (C::METHOD, serde_json::to_value(command).unwrap())
-    }
-
-    /// The command's answer read from `result` as the connection reads it.
-    fn answer<C: Command>(result: Value) -> Result<C::Reply, crate::cdp::CdpError>
-    where
-        C::Reply: DeserializeOwned,
-    {
-        Reply::from_text(json!({"id": 1, "result": result}).to_string()).answer(C::METHOD)
-    }
+    use crate::cdp::testing::{answer, sent};
 
     #[test]
     fn each_command_sends_the_method_and_parameters_chromium_expects() {

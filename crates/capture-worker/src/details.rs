@@ -693,17 +693,9 @@ mod tests {
 
     #[test]
     fn its_commands_send_what_chromium_expects_and_read_what_it_always_answers() {
-        use serde_json::{json, Value};
+        use crate::cdp::testing::{answer, sent};
+        use serde_json::json;
 
-        fn sent<C: Command>(command: C) -> (&'static str, Value) {
-            (C::METHOD, serde_json::to_value(command).unwrap())
-        }
-        fn answer<C: Command>(result: Value) -> Result<C::Reply, CdpError>
-        where
-            C::Reply: serde::de::DeserializeOwned,
-        {
-            crate::cdp::Reply::from_text(json!({"id": 1, "result": result}).to_string()).answer(C::METHOD)
-        }
         assert_eq!(sent(DomEnable {}), ("DOM.enable", json!({})));
         assert_eq!(sent(CssDisable {}), ("CSS.disable", json!({})));
         assert_eq!(sent(GetDocument { depth: 0 }), ("DOM.getDocument", json!({"depth": 0})));

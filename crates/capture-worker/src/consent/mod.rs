@@ -302,17 +302,20 @@ impl Consent {
 
     pub fn context_created(&self, session: &str, created: &ExecutionContextCreated) {
         let context = &created.context;
+        // A context of no frame (a worker's) is not the consent world's.
         let Some(aux) = &context.aux_data else { return };
         let Some(frame_id) = aux.frame_id.as_deref() else {
             return;
         };
-        self.log().context_created(
-            session,
-            context.id,
-            &context.name,
-            frame_id,
-            aux.is_default.unwrap_or(false),
-        );
+        let is_default = aux.is_default.unwrap_or_else(|| {
+            tracing::debug!(
+                context = context.id,
+                "a frame's context without isDefault is taken for a world of its own"
+            );
+            false
+        });
+        self.log()
+            .context_created(session, context.id, &context.name, frame_id, is_default);
     }
 
     /// A message of a world of `session`: recorded; an `eval` is answered
@@ -352,8 +355,17 @@ impl Consent {
                 let result = match main {
                     Some(main) => evaluate(&cdp, &session, main, &code, timeout)
                         .await
-                        .unwrap_or(Value::Bool(false)),
-                    None => Value::Bool(false),
+                        .unwrap_or_else(|e| {
+                            tracing::debug!(error = %e, "an autoconsent snippet did not run; it answers false");
+                            Value::Bool(false)
+                        }),
+                    None => {
+                        tracing::debug!(
+                            world,
+                            "no main world known for an autoconsent snippet; it answers false"
+                        );
+                        Value::Bool(false)
+                    }
                 };
                 let answer = serde_json::json!({"type": "evalResp", "id": id, "result": result});
                 let expression = format!("window.autoconsentReceiveMessage({answer})");
@@ -396,7 +408,10 @@ impl Consent {
             (Some(popup), true) => evaluate(cdp, &popup.session, popup.context, scripts::POPUP_STILL_UP, timeout)
                 .await
                 .map(|v| v == Value::Bool(true))
-                .unwrap_or(false),
+                .unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, cmp = %popup.cmp, "whether the declined popup is still up went unanswered; it is taken as gone");
+                    false
+                }),
             _ => false,
         };
         let (cmp, outcome) = {
