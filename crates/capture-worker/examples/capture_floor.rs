@@ -22,6 +22,9 @@ mod browser;
 #[path = "../src/cdp.rs"]
 mod cdp;
 #[allow(dead_code, unused_imports)]
+#[path = "../src/commands.rs"]
+mod commands;
+#[allow(dead_code, unused_imports)]
 #[path = "../src/config.rs"]
 mod config;
 #[allow(dead_code, unused_imports)]
@@ -45,12 +48,20 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::browser::BrowserSlot;
-use crate::cdp::Connection;
+use crate::cdp::{CdpError, Command, Connection, Done, Reply};
+use crate::commands::{
+    AddScriptToEvaluateOnNewDocument, CaptureScreenshot, CaptureSnapshot, Clip, Evaluate, GetLayoutMetrics, Navigate,
+    NetworkEnable, PageEnable,
+};
 use crate::config::BrowserUser;
 use crate::egress::{EgressPolicy, EgressProxy};
+use crate::protocol::{Event, Screenshot};
 
 const MAX_HEIGHT_PX: u32 = 16_384;
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -136,115 +147,189 @@ async fn main() -> anyhow::Result<()> {
 /// One capture; each step's milliseconds, and the sizes of what it got.
 async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyhow::Result<Value> {
     let started = Instant::now();
-    let ms = |since: Instant| since.elapsed().as_millis() as u64;
     let (context_id, session) = cdp.open_page(proxy, TIMEOUT).await?;
     let mut events = cdp.subscribe(&session);
-    let call = |method: &'static str, params: Value| cdp.call(Some(&session), method, params, TIMEOUT);
-    call("Page.enable", json!({})).await?;
-    if o.network {
-        call(
-            "Network.enable",
-            json!({"maxTotalBufferSize": 256 * 1024 * 1024, "maxResourceBufferSize": 64 * 1024 * 1024}),
-        )
-        .await?;
-    }
-    if o.script {
-        call(
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({"source": include_str!("../src/page.js")}),
-        )
-        .await?;
-    }
-    call(
-        "Emulation.setDeviceMetricsOverride",
-        json!({"width": o.width, "height": o.height, "deviceScaleFactor": o.scale, "mobile": false,
-               "screenWidth": o.width, "screenHeight": o.height}),
-    )
-    .await?;
+    let page = Page { cdp, session: &session };
+    page.prepare(o).await?;
     let opened_ms = ms(started);
 
     let step = Instant::now();
-    call("Page.navigate", json!({"url": url})).await?;
-    while let Some(event) = events.recv().await {
-        if event.method == "Page.loadEventFired" {
-            break;
-        }
-    }
+    page.navigate(url, &mut events).await?;
     let navigate_ms = ms(step);
 
     if o.scroll {
-        let mut y = 0;
-        loop {
-            y += o.height;
-            let more = call(
-                "Runtime.evaluate",
-                json!({"expression": format!("{y} < document.documentElement.scrollHeight && (scrollTo(0, {y}), true)"), "returnByValue": true}),
-            )
-            .await?;
-            if more["result"]["value"] != json!(true) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        call("Runtime.evaluate", json!({"expression": "scrollTo(0, 0)"})).await?;
+        page.scroll_through(o.height).await?;
     }
     let mut snapshot_ms = 0;
     let mut snapshot = None;
     if o.snapshot_first {
         let step = Instant::now();
-        snapshot = Some(
-            cdp.call_raw(
-                Some(&session),
-                "DOMSnapshot.captureSnapshot",
-                json!({"computedStyles": dom::STYLE_NAMES, "includePaintOrder": true, "includeDOMRects": true}),
-                TIMEOUT,
-            )
-            .await?,
-        );
+        snapshot = Some(page.snapshot().await?);
         snapshot_ms = ms(step);
     }
     let scrolled_ms = ms(started);
 
     let step = Instant::now();
-    let metrics = call("Page.getLayoutMetrics", json!({})).await?;
-    let content_height = metrics["cssContentSize"]["height"].as_f64().unwrap_or(1.0).ceil() as u32;
-    let mut params = json!({
-        "format": "png", "captureBeyondViewport": true, "fromSurface": true,
-        "clip": {"x": 0, "y": 0, "width": o.width, "height": content_height.min(MAX_HEIGHT_PX), "scale": 1},
-    });
-    if o.fast {
-        params["optimizeForSpeed"] = json!(true);
-    }
-    let shot = call("Page.captureScreenshot", params).await?;
-    let png = STANDARD.decode(shot["data"].as_str().unwrap_or_default())?;
+    let (content_height, png) = page.screenshot(o).await?;
     let screenshot_ms = ms(step);
 
     let snapshot = match snapshot {
         Some(snapshot) => snapshot,
         None => {
             let step = Instant::now();
-            let snapshot = cdp
-                .call_raw(
-                    Some(&session),
-                    "DOMSnapshot.captureSnapshot",
-                    json!({"computedStyles": dom::STYLE_NAMES, "includePaintOrder": true, "includeDOMRects": true}),
-                    TIMEOUT,
-                )
-                .await?;
+            let snapshot = page.snapshot().await?;
             snapshot_ms = ms(step);
             snapshot
         }
     };
     let total_ms = ms(started);
-    let nodes = dom::Snapshot::parse(&snapshot)
-        .map(|s| s.questions().text_nodes.len())
-        .unwrap_or(0);
 
     cdp.forget_session(&session);
     cdp.dispose_context(&context_id, TIMEOUT).await?;
+    let nodes = dom::Snapshot::parse(&snapshot)?.questions().text_nodes.len();
     Ok(json!({
         "openMs": opened_ms, "navigateMs": navigate_ms, "beforeScreenshotMs": scrolled_ms, "screenshotMs": screenshot_ms,
         "snapshotMs": snapshot_ms, "totalMs": total_ms, "contentHeight": content_height,
         "pngBytes": png.len(), "textNodes": nodes,
     }))
+}
+
+/// Milliseconds since `since`.
+fn ms(since: Instant) -> u64 {
+    since.elapsed().as_millis() as u64
+}
+
+/// The page of one capture: its session on the browser's connection.
+struct Page<'a> {
+    cdp: &'a Connection,
+    session: &'a str,
+}
+
+impl Page<'_> {
+    async fn send<C: Command>(&self, command: &C) -> Result<C::Reply, CdpError>
+    where
+        C::Reply: DeserializeOwned,
+    {
+        self.cdp.send(Some(self.session), command, TIMEOUT).await
+    }
+
+    /// Page events; as the experiments ask, the network's bodies kept and
+    /// the worker's page script; the viewport.
+    async fn prepare(&self, o: &Options) -> anyhow::Result<()> {
+        self.send(&PageEnable {}).await?;
+        if o.network {
+            let network = NetworkEnable {
+                max_total_buffer_size: 256 * 1024 * 1024,
+                max_resource_buffer_size: 64 * 1024 * 1024,
+            };
+            self.send(&network).await?;
+        }
+        if o.script {
+            let script = AddScriptToEvaluateOnNewDocument {
+                source: include_str!("../src/page.js"),
+                world_name: None,
+            };
+            self.send(&script).await?;
+        }
+        let metrics = SetDeviceMetricsOverride {
+            width: o.width,
+            height: o.height,
+            device_scale_factor: o.scale,
+            mobile: false,
+            screen_width: o.width,
+            screen_height: o.height,
+        };
+        self.send(&metrics).await?;
+        Ok(())
+    }
+
+    /// Navigates to `url` and waits for its load event.
+    async fn navigate(&self, url: &str, events: &mut UnboundedReceiver<Event>) -> anyhow::Result<()> {
+        self.send(&Navigate { url }).await?;
+        while let Some(event) = events.recv().await {
+            if event.method == "Page.loadEventFired" {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Scrolls down the page a viewport of `height` at a time, then back up.
+    async fn scroll_through(&self, height: u32) -> anyhow::Result<()> {
+        let mut y = 0;
+        loop {
+            y += height;
+            let expression = format!("{y} < document.documentElement.scrollHeight && (scrollTo(0, {y}), true)");
+            let more = self.send(&evaluate(&expression, true)).await?;
+            if more.value() != Some(json!(true)) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.send(&evaluate("scrollTo(0, 0)", false)).await?;
+        Ok(())
+    }
+
+    /// The full-page PNG as the worker takes it: the content's height
+    /// (CSS px) and the PNG.
+    async fn screenshot(&self, o: &Options) -> anyhow::Result<(u32, Vec<u8>)> {
+        let metrics = self.send(&GetLayoutMetrics {}).await?;
+        let content = metrics.css_content_size.unwrap_or(metrics.content_size);
+        let content_height = content.height.ceil() as u32;
+        let shot = CaptureScreenshot {
+            format: "png",
+            capture_beyond_viewport: true,
+            from_surface: true,
+            optimize_for_speed: o.fast,
+            clip: Clip {
+                x: 0.0,
+                y: 0.0,
+                width: f64::from(o.width),
+                height: f64::from(content_height.min(MAX_HEIGHT_PX)),
+                scale: 1.0,
+            },
+        };
+        let shot = self.cdp.send_for_text(Some(self.session), &shot, TIMEOUT).await?;
+        let png = STANDARD.decode(shot.result::<Screenshot<'_>>()?.data.as_bytes())?;
+        Ok((content_height, png))
+    }
+
+    /// The DOM snapshot as the worker asks for it, its answer's text.
+    async fn snapshot(&self) -> Result<Reply, CdpError> {
+        let snapshot = CaptureSnapshot {
+            computed_styles: dom::STYLE_NAMES,
+            include_paint_order: true,
+            include_dom_rects: true,
+        };
+        self.cdp.send_for_text(Some(self.session), &snapshot, TIMEOUT).await
+    }
+}
+
+/// `Runtime.evaluate` in the page's main world, its value returned when
+/// `by_value`.
+fn evaluate(expression: &str, by_value: bool) -> Evaluate<'_> {
+    Evaluate {
+        expression,
+        context_id: None,
+        await_promise: false,
+        return_by_value: by_value,
+    }
+}
+
+/// `Emulation.setDeviceMetricsOverride` with the example's own viewport
+/// (the worker's is its job's, in `emulation.rs`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SetDeviceMetricsOverride {
+    width: u32,
+    height: u32,
+    device_scale_factor: f64,
+    mobile: bool,
+    screen_width: u32,
+    screen_height: u32,
+}
+
+impl Command for SetDeviceMetricsOverride {
+    const METHOD: &'static str = "Emulation.setDeviceMetricsOverride";
+    type Reply = Done;
 }

@@ -283,32 +283,6 @@ impl Connection {
         self.request(session, C::METHOD, command, timeout).await
     }
 
-    /// An untyped command, its `result` as it came. Only the bench's
-    /// `capture_floor` example, which tries commands out, sends these: the
-    /// worker sends typed [`Command`]s.
-    #[allow(dead_code)]
-    pub async fn call(
-        &self,
-        session: Option<&str>,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Value, CdpError> {
-        self.call_raw(session, method, params, timeout).await?.answer(method)
-    }
-
-    /// [`Connection::call`], the answer's text (see [`Connection::call`]).
-    #[allow(dead_code)]
-    pub async fn call_raw(
-        &self,
-        session: Option<&str>,
-        method: &str,
-        params: Value,
-        timeout: Duration,
-    ) -> Result<Reply, CdpError> {
-        self.request(session, method, &params, timeout).await
-    }
-
     /// Sends `method` with `params` and waits at most `timeout` for the
     /// answer's text.
     async fn request<P: Serialize>(
