@@ -44,74 +44,9 @@ impl ParsedCallback {
     /// The body's rules (SPEC §7): every broken one is a field error.
     pub fn parse(body: CallbackBody) -> Result<Self, Vec<FieldError>> {
         let mut errors = Vec::new();
-        if !super::is_resource_id(&body.page_import_id) {
-            errors.push(FieldError::new(
-                "pageImportId",
-                "invalid_id",
-                "pageImportId must be 1 to 255 ASCII letters, digits or '-'",
-            ));
-        }
-        let attempt = i32::try_from(body.attempt).ok().filter(|a| *a >= 1);
-        if attempt.is_none() {
-            errors.push(FieldError::new(
-                "attempt",
-                "out_of_range",
-                "attempt must be a positive 32-bit integer",
-            ));
-        }
-        if body.nonce.is_empty() || body.nonce.len() > 255 || !body.nonce.bytes().all(|b| b.is_ascii_graphic()) {
-            errors.push(FieldError::new(
-                "nonce",
-                "invalid_nonce",
-                "nonce must be 1 to 255 visible ASCII characters",
-            ));
-        }
-        let required = |errors: &mut Vec<FieldError>, field: &'static str, value: &Option<String>| {
-            if value.is_none() {
-                errors.push(FieldError::new(
-                    field,
-                    "required",
-                    format!("{field} is required for this outcome"),
-                ));
-            }
-        };
-        let forbidden = |errors: &mut Vec<FieldError>, field: &'static str, value: &Option<String>| {
-            if value.is_some() {
-                errors.push(FieldError::new(
-                    field,
-                    "not_allowed",
-                    format!("{field} is not allowed for this outcome"),
-                ));
-            }
-        };
+        let attempt = identity_errors(&body, &mut errors);
         let capture_hash = body.capture_hash.as_deref().and_then(CaptureHash::parse);
-        match body.outcome {
-            Outcome::Completed => {
-                required(&mut errors, "resultUrl", &body.result_url);
-                required(&mut errors, "captureHash", &body.capture_hash);
-                required(&mut errors, "screenshotUrl", &body.screenshot_url);
-                forbidden(&mut errors, "errorMessage", &body.error_message);
-                if body.retryable.is_some() {
-                    errors.push(FieldError::new(
-                        "retryable",
-                        "not_allowed",
-                        "retryable is not allowed for this outcome",
-                    ));
-                }
-                if body.capture_hash.is_some() && capture_hash.is_none() {
-                    errors.push(FieldError::new(
-                        "captureHash",
-                        "invalid_capture_hash",
-                        "captureHash must be sha256: followed by 64 lowercase hex digits",
-                    ));
-                }
-            }
-            Outcome::Failed => {
-                required(&mut errors, "errorMessage", &body.error_message);
-                forbidden(&mut errors, "captureHash", &body.capture_hash);
-                forbidden(&mut errors, "screenshotUrl", &body.screenshot_url);
-            }
-        }
+        outcome_errors(&body, capture_hash.is_some(), &mut errors);
         let safe_message = body.error_message.as_deref().map(client_safe_message);
         if safe_message.as_deref() == Some("") {
             errors.push(FieldError::new(
@@ -138,10 +73,87 @@ impl ParsedCallback {
         };
         Ok(Self {
             id: body.page_import_id,
+            // No error: the attempt parsed.
             attempt: attempt.unwrap_or(1),
             nonce: body.nonce,
             callback,
         })
+    }
+}
+
+/// The identity's rules: the id, the attempt (returned when it is valid)
+/// and the nonce.
+fn identity_errors(body: &CallbackBody, errors: &mut Vec<FieldError>) -> Option<i32> {
+    if !super::is_resource_id(&body.page_import_id) {
+        errors.push(FieldError::new(
+            "pageImportId",
+            "invalid_id",
+            "pageImportId must be 1 to 255 ASCII letters, digits or '-'",
+        ));
+    }
+    let attempt = i32::try_from(body.attempt).ok().filter(|a| *a >= 1);
+    if attempt.is_none() {
+        errors.push(FieldError::new(
+            "attempt",
+            "out_of_range",
+            "attempt must be a positive 32-bit integer",
+        ));
+    }
+    if body.nonce.is_empty() || body.nonce.len() > 255 || !body.nonce.bytes().all(|b| b.is_ascii_graphic()) {
+        errors.push(FieldError::new(
+            "nonce",
+            "invalid_nonce",
+            "nonce must be 1 to 255 visible ASCII characters",
+        ));
+    }
+    attempt
+}
+
+/// Which fields each outcome requires and forbids, and the capture hash's
+/// form (`hash_parsed`: it parsed, when given).
+fn outcome_errors(body: &CallbackBody, hash_parsed: bool, errors: &mut Vec<FieldError>) {
+    let mut required = |field: &'static str, given: bool| {
+        if !given {
+            errors.push(FieldError::new(
+                field,
+                "required",
+                format!("{field} is required for this outcome"),
+            ));
+        }
+    };
+    match body.outcome {
+        Outcome::Completed => {
+            required("resultUrl", body.result_url.is_some());
+            required("captureHash", body.capture_hash.is_some());
+            required("screenshotUrl", body.screenshot_url.is_some());
+        }
+        Outcome::Failed => required("errorMessage", body.error_message.is_some()),
+    }
+    let mut forbidden = |field: &'static str, given: bool| {
+        if given {
+            errors.push(FieldError::new(
+                field,
+                "not_allowed",
+                format!("{field} is not allowed for this outcome"),
+            ));
+        }
+    };
+    match body.outcome {
+        Outcome::Completed => {
+            forbidden("errorMessage", body.error_message.is_some());
+            forbidden("retryable", body.retryable.is_some());
+        }
+        Outcome::Failed => {
+            forbidden("captureHash", body.capture_hash.is_some());
+            forbidden("screenshotUrl", body.screenshot_url.is_some());
+        }
+    }
+    if body.outcome == Outcome::Completed && body.capture_hash.is_some() && !hash_parsed {
+        errors.push(FieldError::new(
+            "captureHash",
+            "invalid_capture_hash",
+            "captureHash must be sha256: followed by 64 lowercase hex digits",
+        ));
     }
 }
 

@@ -19,7 +19,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::operation::send_message_batch::{SendMessageBatchError, SendMessageBatchOutput};
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use futures::StreamExt;
 use page_import_contract::job::TRACEPARENT;
@@ -219,6 +220,7 @@ impl Publisher {
 
     /// One relay pass: claims due messages and publishes them in batches.
     /// Returns how many were published.
+    #[tracing::instrument(name = "outbox.relay", level = "debug", skip_all)]
     pub async fn relay_once(&self) -> anyhow::Result<usize> {
         self.inner.relay_once().await
     }
@@ -228,6 +230,7 @@ impl Publisher {
     /// failed creates stays open after SQS is back until the next create
     /// probes it, and the messages it deferred wait out their lease. Called
     /// by the relay on every tick.
+    #[tracing::instrument(name = "outbox.probe", level = "debug", skip_all)]
     pub async fn probe_open_breakers(&self) {
         for lane in &self.inner.lanes {
             if lane.breaker.is_tripped() && lane.breaker.allow() {
@@ -393,7 +396,6 @@ impl Inner {
         reschedule: bool,
     ) -> anyhow::Result<Outcome> {
         let queue = lane.name.as_str();
-        let fifo = lane.url.ends_with(".fifo");
         // One span per message, in the trace its row carries (the attempt's,
         // SPEC §9), from before the send to the end of this call; the
         // message carries it on.
@@ -405,34 +407,7 @@ impl Inner {
                 span
             })
             .collect();
-        let entries = messages
-            .iter()
-            .zip(&spans)
-            .map(|(m, span)| {
-                let mut entry = SendMessageBatchRequestEntry::builder()
-                    .id(m.id.to_string())
-                    .message_body(&m.body);
-                // The stored one as it is when this process makes no spans.
-                let traceparent = m
-                    .traceparent
-                    .as_ref()
-                    .map(|stored| trace_context::of(span).unwrap_or_else(|| stored.clone()));
-                if let Some(traceparent) = traceparent {
-                    let value = MessageAttributeValue::builder()
-                        .data_type("String")
-                        .string_value(traceparent)
-                        .build()?;
-                    entry = entry.message_attributes(TRACEPARENT, value);
-                }
-                if fifo {
-                    entry = entry
-                        .message_group_id(&m.message_group_id)
-                        .message_deduplication_id(&m.deduplication_id);
-                }
-                entry.build()
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-
+        let entries = batch_entries(&messages, &spans, lane.url.ends_with(".fifo"))?;
         let result = self
             .sqs
             .send_message_batch()
@@ -455,7 +430,36 @@ impl Inner {
             self.reject(lane, &rejected).await;
             return Ok(Outcome::default());
         }
-        let (sent, failed, rejected): (Vec<i64>, Unsent, Unsent) = match result {
+        let (sent, failed, rejected) = self.sort_answer(queue, &messages, result, reschedule);
+        if !rejected.is_empty() {
+            self.reject(lane, &rejected).await;
+        }
+        if !sent.is_empty() {
+            self.delete_sent(queue, &sent).await;
+        }
+        if reschedule && !failed.is_empty() {
+            self.reschedule_failed(&messages, &failed).await;
+        }
+        if !failed.is_empty() {
+            self.metrics.outbox_publish_failed(queue, failed.len() as u64);
+        }
+        Ok(Outcome {
+            sent: sent.len(),
+            failed: failed.len(),
+        })
+    }
+
+    /// SQS's answer to a batch, sorted: the ids it took, the messages that
+    /// failed for now (with why: kept only when they are `reschedule`d, as
+    /// the relay's `last_error`) and those it rejected as the sender's fault.
+    fn sort_answer(
+        &self,
+        queue: &str,
+        messages: &[OutboxMessage],
+        result: Result<SendMessageBatchOutput, SdkError<SendMessageBatchError>>,
+        reschedule: bool,
+    ) -> (Vec<i64>, Unsent, Unsent) {
+        match result {
             Ok(out) => {
                 let sent = out.successful().iter().filter_map(|s| s.id().parse().ok()).collect();
                 let (mut failed, mut rejected) = (Unsent::new(), Unsent::new());
@@ -486,58 +490,52 @@ impl Inner {
                     Vec::new(),
                 )
             }
-        };
-        if !rejected.is_empty() {
-            self.reject(lane, &rejected).await;
         }
+    }
 
-        if !sent.is_empty() {
-            self.metrics.outbox_published(queue, sent.len() as u64);
-            let deleted = async {
-                let mut conn = self.pool.acquire().await?;
-                outbox::delete_published(&mut conn, &sent).await
-            };
-            match deleted.await {
-                Ok(published) => {
-                    // Fewer rows than SQS took: another publisher had taken
-                    // some of these (a lease ran out) and published them first.
-                    self.duplicates(queue, sent.len().saturating_sub(published.deleted as usize));
-                    for (id, waited) in &published.dispatched {
-                        self.metrics.capture_queue_wait(*waited);
-                        self.committed.changed(id);
-                    }
-                }
-                Err(err) => {
-                    // The rows stay; their lease runs out and they go again.
-                    self.relay_error("delete", &err);
-                    self.duplicates(queue, sent.len());
+    /// Deletes the outbox rows of the messages SQS took, and tells their
+    /// imports' streams (a dispatched attempt).
+    async fn delete_sent(&self, queue: &str, sent: &[i64]) {
+        self.metrics.outbox_published(queue, sent.len() as u64);
+        let deleted = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::delete_published(&mut conn, sent).await
+        };
+        match deleted.await {
+            Ok(published) => {
+                // Fewer rows than SQS took: another publisher had taken
+                // some of these (a lease ran out) and published them first.
+                self.duplicates(queue, sent.len().saturating_sub(published.deleted as usize));
+                for (id, waited) in &published.dispatched {
+                    self.metrics.capture_queue_wait(*waited);
+                    self.committed.changed(id);
                 }
             }
-        }
-        if reschedule && !failed.is_empty() {
-            let retries: Vec<(i64, Duration, &str)> = failed
-                .iter()
-                .map(|(id, why)| {
-                    let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
-                    (*id, self.backoff(attempts), why.as_str())
-                })
-                .collect();
-            let rescheduled = async {
-                let mut conn = self.pool.acquire().await?;
-                outbox::reschedule(&mut conn, &retries).await
-            };
-            if let Err(err) = rescheduled.await {
-                // The rows keep their lease and go again when it runs out.
-                self.relay_error("reschedule", &err);
+            Err(err) => {
+                // The rows stay; their lease runs out and they go again.
+                self.relay_error("delete", &err);
+                self.duplicates(queue, sent.len());
             }
         }
-        if !failed.is_empty() {
-            self.metrics.outbox_publish_failed(queue, failed.len() as u64);
+    }
+
+    /// Gives each failed message its next try, after its backoff.
+    async fn reschedule_failed(&self, messages: &[OutboxMessage], failed: &Unsent) {
+        let retries: Vec<(i64, Duration, &str)> = failed
+            .iter()
+            .map(|(id, why)| {
+                let attempts = messages.iter().find(|m| m.id == *id).map_or(1, |m| m.attempts);
+                (*id, self.backoff(attempts), why.as_str())
+            })
+            .collect();
+        let rescheduled = async {
+            let mut conn = self.pool.acquire().await?;
+            outbox::reschedule(&mut conn, &retries).await
+        };
+        if let Err(err) = rescheduled.await {
+            // The rows keep their lease and go again when it runs out.
+            self.relay_error("reschedule", &err);
         }
-        Ok(Outcome {
-            sent: sent.len(),
-            failed: failed.len(),
-        })
     }
 
     /// Sends each message in a batch of its own, after SQS refused the
@@ -705,6 +703,43 @@ fn refused_as_senders_fault(code: Option<&str>) -> Option<&str> {
         "InvalidMessageContents" | "InvalidParameterValue" | "BatchRequestTooLong" | "MessageTooLong"
     )
     .then_some(code)
+}
+
+/// The batch's entries: each message's body, its `traceparent` (its
+/// publish span's, or the stored one as it is when this process makes no
+/// spans) and, on a FIFO queue, its group and deduplication id.
+fn batch_entries(
+    messages: &[OutboxMessage],
+    spans: &[tracing::Span],
+    fifo: bool,
+) -> anyhow::Result<Vec<SendMessageBatchRequestEntry>> {
+    let entries = messages
+        .iter()
+        .zip(spans)
+        .map(|(m, span)| {
+            let mut entry = SendMessageBatchRequestEntry::builder()
+                .id(m.id.to_string())
+                .message_body(&m.body);
+            let traceparent = m
+                .traceparent
+                .as_ref()
+                .map(|stored| trace_context::of(span).unwrap_or_else(|| stored.clone()));
+            if let Some(traceparent) = traceparent {
+                let value = MessageAttributeValue::builder()
+                    .data_type("String")
+                    .string_value(traceparent)
+                    .build()?;
+                entry = entry.message_attributes(TRACEPARENT, value);
+            }
+            if fifo {
+                entry = entry
+                    .message_group_id(&m.message_group_id)
+                    .message_deduplication_id(&m.deduplication_id);
+            }
+            entry.build()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(entries)
 }
 
 #[cfg(test)]

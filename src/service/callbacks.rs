@@ -66,31 +66,7 @@ impl Callbacks<'_> {
         // Release the connection: no database resource is held across S3 I/O.
         drop(conn);
 
-        let bucket = &self.destination.bucket;
-        let artifact = |field: &'static str, url: &str| {
-            ArtifactUrl::parse(url, bucket, &id, attempt)
-                .map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
-        };
-        let artifacts = match &callback {
-            Callback::Completed {
-                result_url,
-                screenshot_url,
-                ..
-            } => match (
-                artifact("resultUrl", result_url),
-                artifact("screenshotUrl", screenshot_url),
-            ) {
-                (Ok(manifest), Ok(screenshot)) => Some((manifest, screenshot)),
-                (a, b) => return Err(ApiError::Validation([a.err(), b.err()].into_iter().flatten().collect())),
-            },
-            Callback::Failed {
-                result_url: Some(url), ..
-            } => {
-                artifact("resultUrl", url).map_err(|e| ApiError::Validation(vec![e]))?;
-                None
-            }
-            Callback::Failed { result_url: None, .. } => None,
-        };
+        let artifacts = self.artifact_urls(&id, attempt, &callback)?;
 
         // Already terminal: decide replay or conflict without touching S3.
         if fence.status != JobStatus::Processing {
@@ -106,7 +82,6 @@ impl Callbacks<'_> {
                 return self.retry(&received, error_message).await;
             }
         }
-
         if let (Some((manifest, screenshot)), Callback::Completed { capture_hash, .. }) = (&artifacts, &callback) {
             let expected = ExpectedIdentity {
                 page_import_id: &id,
@@ -114,60 +89,85 @@ impl Callbacks<'_> {
                 nonce: &fence.nonce,
                 capture_hash: *capture_hash,
             };
-            artifacts::verify_manifest(self.s3, manifest, &expected)
-                .await
-                .map_err(manifest_error)?;
-            artifacts::verify_exists(self.s3, screenshot)
-                .await
-                .map_err(manifest_error)?;
+            self.verify_stored(manifest, screenshot, &expected).await?;
         }
+        self.finish(&received).await
+    }
 
+    /// The callback's artifact URLs, each under the attempt's own prefix of
+    /// the bucket (422 naming the field otherwise): a completed capture's
+    /// manifest and screenshot; a failure's optional partial manifest is
+    /// checked, not used.
+    fn artifact_urls(
+        &self,
+        id: &str,
+        attempt: i32,
+        callback: &Callback,
+    ) -> Result<Option<(ArtifactUrl, ArtifactUrl)>, ApiError> {
+        let bucket = &self.destination.bucket;
+        let artifact = |field: &'static str, url: &str| {
+            ArtifactUrl::parse(url, bucket, id, attempt)
+                .map_err(|why| FieldError::new(field, "invalid_artifact_url", why))
+        };
+        match callback {
+            Callback::Completed {
+                result_url,
+                screenshot_url,
+                ..
+            } => match (
+                artifact("resultUrl", result_url),
+                artifact("screenshotUrl", screenshot_url),
+            ) {
+                (Ok(manifest), Ok(screenshot)) => Ok(Some((manifest, screenshot))),
+                (a, b) => Err(ApiError::Validation([a.err(), b.err()].into_iter().flatten().collect())),
+            },
+            Callback::Failed {
+                result_url: Some(url), ..
+            } => {
+                artifact("resultUrl", url).map_err(|e| ApiError::Validation(vec![e]))?;
+                Ok(None)
+            }
+            Callback::Failed { result_url: None, .. } => Ok(None),
+        }
+    }
+
+    /// A completed capture's manifest carries the attempt's identity and
+    /// hash, and its screenshot exists (SPEC §7).
+    async fn verify_stored(
+        &self,
+        manifest: &ArtifactUrl,
+        screenshot: &ArtifactUrl,
+        expected: &ExpectedIdentity<'_>,
+    ) -> Result<(), ApiError> {
+        artifacts::verify_manifest(self.s3, manifest, expected)
+            .await
+            .map_err(manifest_error)?;
+        artifacts::verify_exists(self.s3, screenshot)
+            .await
+            .map_err(manifest_error)
+    }
+
+    /// The one transition: on the locked row, judged again, the attempt ends
+    /// `completed` or `failed` (SPEC §7).
+    async fn finish(&self, received: &Received<'_>) -> Result<CallbackAck, ApiError> {
+        let (id, attempt, callback) = (received.id, received.attempt, received.callback);
         let mut tx = self.pool.begin().await?;
-        if let Some(answer) = judge(&mut tx, &received).await? {
+        if let Some(answer) = judge(&mut tx, received).await? {
             // Moved since we read it: a concurrent twin, the sweeper, a delete.
             // Committed: a late writer is noted for erasure (`seen_by_erasure`).
             tx.commit().await?;
             return answer;
         }
-        let capture_hash = match &callback {
+        let capture_hash = match callback {
             Callback::Completed { capture_hash, .. } => Some(capture_hash.to_string()),
             Callback::Failed { .. } => None,
         };
-        let finish = match &callback {
-            Callback::Completed {
-                result_url,
-                screenshot_url,
-                ..
-            } => Finish {
-                nonce: Some(&nonce),
-                status: JobStatus::Completed,
-                outcome: AttemptOutcome::Completed,
-                result_url: Some(result_url),
-                capture_hash: capture_hash.as_deref(),
-                screenshot_url: Some(screenshot_url),
-                error_message: None,
-                actor: CAPTURE_WORKER,
-            },
-            Callback::Failed {
-                error_message,
-                result_url,
-                ..
-            } => Finish {
-                nonce: Some(&nonce),
-                status: JobStatus::Failed,
-                outcome: AttemptOutcome::Failed,
-                result_url: result_url.as_deref(),
-                capture_hash: None,
-                screenshot_url: None,
-                error_message: Some(error_message),
-                actor: CAPTURE_WORKER,
-            },
-        };
-        if !db::finish(&mut tx, &id, attempt, &finish).await? {
+        let finish = finish_of(callback, received.nonce, capture_hash.as_deref());
+        if !db::finish(&mut tx, id, attempt, &finish).await? {
             return Err(anyhow::anyhow!("the row moved under its lock").into());
         }
         tx.commit().await?;
-        self.committed.attempt_ended(&id);
+        self.committed.attempt_ended(id);
         self.metrics.import_finished(callback.status().as_str());
         tracing::info!(page_import_id = %id, outcome = callback.status().as_str(), "page import finished");
         Ok(CallbackAck {
@@ -341,6 +341,40 @@ fn replay_or_conflict(fence: &Fence, callback: &Callback) -> Result<CallbackAck,
         "already_terminal",
         format!("The import is already {}.", fence.status.as_str()),
     ))
+}
+
+/// What a terminal callback writes on its attempt's row.
+fn finish_of<'a>(callback: &'a Callback, nonce: &'a str, capture_hash: Option<&'a str>) -> Finish<'a> {
+    match callback {
+        Callback::Completed {
+            result_url,
+            screenshot_url,
+            ..
+        } => Finish {
+            nonce: Some(nonce),
+            status: JobStatus::Completed,
+            outcome: AttemptOutcome::Completed,
+            result_url: Some(result_url),
+            capture_hash,
+            screenshot_url: Some(screenshot_url),
+            error_message: None,
+            actor: CAPTURE_WORKER,
+        },
+        Callback::Failed {
+            error_message,
+            result_url,
+            ..
+        } => Finish {
+            nonce: Some(nonce),
+            status: JobStatus::Failed,
+            outcome: AttemptOutcome::Failed,
+            result_url: result_url.as_deref(),
+            capture_hash: None,
+            screenshot_url: None,
+            error_message: Some(error_message),
+            actor: CAPTURE_WORKER,
+        },
+    }
 }
 
 fn manifest_error(err: ManifestError) -> ApiError {

@@ -137,29 +137,46 @@ impl Eraser {
         claimed: Vec<db::erasure::Claimed>,
         report: &mut PassReport,
     ) -> anyhow::Result<()> {
-        let mut work: Vec<Work> = claimed
+        let mut work = self.still_held(lease, claimed).await?;
+        self.delete_found(&mut work).await;
+        let deleted: u64 = work.iter().map(|w| w.deleted).sum();
+        self.metrics.erasure_objects_deleted(deleted);
+        report.objects += deleted;
+        let verified = self.verify_empty(&mut work).await;
+        self.settle(lease, &work, &verified, report).await
+    }
+
+    /// The claimed entries this pass still holds and whose import is not
+    /// live again. Nothing is deleted for an import that is live again: the
+    /// liveness is read again under the lock `finish` takes, after the
+    /// claim committed.
+    async fn still_held(&self, lease: &str, claimed: Vec<db::erasure::Claimed>) -> anyhow::Result<Vec<Work>> {
+        let held = {
+            let ids: Vec<String> = claimed.iter().map(|c| c.page_import_id.clone()).collect();
+            let mut conn = self.pool.acquire().await?;
+            db::erasure::still_erasable(&mut conn, lease, &ids).await?
+        };
+        Ok(claimed
             .into_iter()
+            .filter(|entry| {
+                let keep = held.contains(&entry.page_import_id);
+                if !keep {
+                    tracing::warn!(page_import_id = %entry.page_import_id, "left alone: live again, or no longer held");
+                }
+                keep
+            })
             .map(|entry| Work {
                 entry,
                 deleted: 0,
                 failed: false,
             })
-            .collect();
-        // Nothing is deleted for an import that is live again: the
-        // liveness is read again under the lock `finish` takes, after the
-        // claim committed.
-        let held = {
-            let ids: Vec<String> = work.iter().map(|w| w.entry.page_import_id.clone()).collect();
-            let mut conn = self.pool.acquire().await?;
-            db::erasure::still_erasable(&mut conn, lease, &ids).await?
-        };
-        work.retain(|w| {
-            let keep = held.contains(&w.entry.page_import_id);
-            if !keep {
-                tracing::warn!(page_import_id = %w.entry.page_import_id, "left alone: live again, or no longer held");
-            }
-            keep
-        });
+            .collect())
+    }
+
+    /// Lists every entry's prefix and deletes what the listings found
+    /// across the batch (≤ 1 000 keys a call), counting each import's
+    /// deletions and marking the imports whose listing or deletion failed.
+    async fn delete_found(&self, work: &mut [Work]) {
         let listings = self
             .list_all(
                 work.iter().map(|w| w.entry.page_import_id.clone()).collect(),
@@ -188,11 +205,12 @@ impl Eraser {
                 }
             }
         }
-        let deleted: u64 = work.iter().map(|w| w.deleted).sum();
-        self.metrics.erasure_objects_deleted(deleted);
-        report.objects += deleted;
+    }
 
-        // A second listing, after the window, is the proof of an empty prefix.
+    /// A second listing, after the window, is the proof of an empty prefix:
+    /// per entry, whether it listed empty (`None`: not listed, its window
+    /// is open or it failed).
+    async fn verify_empty(&self, work: &mut [Work]) -> Vec<Option<bool>> {
         let verify: Vec<usize> = (0..work.len())
             .filter(|&i| !work[i].failed && work[i].entry.window_left_secs <= 0.0)
             .collect();
@@ -209,9 +227,22 @@ impl Eraser {
                 Err(err) => self.failed(&mut work[i], &err),
             }
         }
+        verified
+    }
+
+    /// Finishes each entry that listed empty, and releases the others for
+    /// their next try: after the backoff when they failed, when the window
+    /// closes otherwise.
+    async fn settle(
+        &self,
+        lease: &str,
+        work: &[Work],
+        verified: &[Option<bool>],
+        report: &mut PassReport,
+    ) -> anyhow::Result<()> {
         let finishing: Vec<db::erasure::Finish> = work
             .iter()
-            .zip(&verified)
+            .zip(verified)
             .filter(|(w, empty)| !w.failed && **empty == Some(true))
             .map(|(w, _)| db::erasure::Finish {
                 page_import_id: w.entry.page_import_id.clone(),
@@ -225,7 +256,7 @@ impl Eraser {
             .into_iter()
             .collect();
         let mut releases = Vec::new();
-        for w in &work {
+        for w in work {
             let id = &w.entry.page_import_id;
             if finished.contains(id) {
                 tracing::info!(page_import_id = %id, objects = w.deleted, "import erased");

@@ -85,6 +85,7 @@ impl Imports<'_> {
     /// A presigned GET (≤ 5 min) of the artifact `pick` names on the import
     /// `id` as the actor may see it; 404 when there is no such import or no
     /// such artifact yet.
+    #[tracing::instrument(name = "artifact_url", level = "debug", skip_all, fields(page_import_id = %id))]
     pub async fn artifact_url(
         &self,
         actor: &Actor,
