@@ -16,7 +16,7 @@ use crate::dom;
 use crate::egress::{BlockedRequests, EgressPolicy, EgressProxy, EgressReport, Refusal, Refused};
 use crate::emulation::Emulation;
 use crate::failure::{Cause, Failure};
-use crate::page::{AssetBody, Extent, Navigation, Page, PartSnapshot};
+use crate::page::{About, AssetBody, Extent, Navigation, Page, PartSnapshot, Screenshot};
 
 #[derive(Debug, Clone)]
 pub struct CaptureSettings {
@@ -103,6 +103,39 @@ pub async fn capture(
     }
 }
 
+/// One capture's page and what it runs under.
+struct Run<'a, 'j> {
+    page: &'a Page,
+    proxy: &'a EgressProxy,
+    job: &'a CaptureJob<'j>,
+    settings: &'a CaptureSettings,
+    started: Instant,
+}
+
+/// The page as it was loaded and frozen.
+struct Loaded {
+    navigation: Navigation,
+    ready_matched: Option<bool>,
+    consent: ConsentInfo,
+}
+
+/// What was taken of the frozen page.
+struct Taken {
+    snapshot: Vec<PartSnapshot>,
+    screenshot: Screenshot,
+    answers: Answers,
+    about: About,
+    assets: Vec<AssetBody>,
+}
+
+/// What the worker read and asked of the page beside its screenshot.
+struct Read {
+    questions: Vec<(String, dom::Questions)>,
+    answers: Answers,
+    about: About,
+    assets: Vec<AssetBody>,
+}
+
 /// The page's steps, in order.
 async fn run(
     page: &Page,
@@ -111,115 +144,166 @@ async fn run(
     settings: &CaptureSettings,
     started: Instant,
 ) -> Result<Captured, Failure> {
-    let since_start = || started.elapsed().as_millis() as u64;
+    let run = Run {
+        page,
+        proxy,
+        job,
+        settings,
+        started,
+    };
     let requested_url = job.source.url.to_string();
     let mut timings = Timings::default();
-
-    page.prepare().instrument(step("prepare")).await?;
-    let navigation = page
-        .navigate(&requested_url, settings.navigation_timeout)
-        .instrument(step("navigate"))
-        .await?;
-    if let Some(cause) = navigation_failure(&navigation, &requested_url, &proxy.report()) {
-        return Err(cause.into());
-    }
-    timings.navigate_ms = since_start();
-
-    let ready_matched = page
-        .wait_until_ready(job.ready_selector.as_deref(), settings.ready_timeout)
-        .instrument(step("ready"))
-        .await?;
-    timings.ready_ms = since_start();
-
-    page.settle().instrument(step("settle")).await?;
-    // The banner is declined (or hidden) before the scroll pass and again,
-    // for a late one, before the page is frozen (SPEC §14).
-    page.consent().instrument(step("consent")).await;
+    let loaded = run.load(&requested_url, &mut timings).await?;
+    let taken = run.take(&mut timings).await?;
     if proxy.over_budget() {
         return Err(page_too_large(settings).into());
     }
-    timings.settle_ms = since_start();
-
-    page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
-    timings.reveal_ms = since_start();
-
-    let consent = page.consent_last().instrument(step("consent")).await;
-    crate::metrics::consent(&consent);
-    page.quiet_and_freeze().instrument(step("quiet")).await?;
-    timings.quiet_ms = since_start();
-
-    // The snapshot first; then the screenshot, whose PNG Chromium encodes
-    // off the page's renderer, while the worker reads the snapshot, asks
-    // the renderer what it does not tell about text, and collects the
-    // asset bodies. Only the pixels of canvases and videos wait for the
-    // screenshot (a cut from the page is a screenshot of its own).
-    let snapshot = page.snapshot(dom::STYLE_NAMES).instrument(step("snapshot")).await?;
-    timings.snapshot_ms = since_start();
-    let extent = page.extent(settings.max_height_px).await?;
-    let (screenshot, rest) = tokio::join!(
-        // First in the join: its command is sent before the other side
-        // parses the snapshot.
-        async {
-            let screenshot = page.screenshot(extent).await;
-            (screenshot, since_start())
-        }
-        .instrument(step("screenshot")),
-        async {
-            let questions: Vec<_> = snapshot
-                .iter()
-                .map(|part| {
-                    // A snapshot that does not decode is reported when the
-                    // manifest is written (the page's fails the capture);
-                    // nothing is asked about it.
-                    let asked = match dom::Snapshot::parse(&part.reply) {
-                        Ok(snapshot) => snapshot.questions(),
-                        Err(e) => {
-                            tracing::debug!(error = %e, "no questions about a snapshot that does not decode");
-                            dom::Questions::default()
-                        }
-                    };
-                    (part.session.clone(), asked)
-                })
-                .collect();
-            let answers = page.answer_text(&questions).await;
-            let about = page.about().await?;
-            let assets = page.collect_assets().await?;
-            Ok::<_, Failure>((questions, answers, about, assets))
-        }
-        .instrument(step("details")),
-    );
-    let (screenshot, screenshot_ms) = screenshot;
-    let screenshot = screenshot?;
-    timings.screenshot_ms = screenshot_ms;
-    let (questions, mut answers, about, assets) = rest?;
-    page.answer_pixels(&questions, &mut answers)
-        .instrument(step("pixels"))
-        .await;
-    timings.details_ms = since_start();
-    if proxy.over_budget() {
-        return Err(page_too_large(settings).into());
-    }
-    timings.total_ms = since_start();
+    timings.total_ms = run.since_start();
     Ok(Captured {
         requested_url,
-        final_url: about.url,
-        http_status: navigation.document.as_ref().map(|d| d.status),
-        title: about.title,
-        extent: screenshot.extent,
+        final_url: taken.about.url,
+        http_status: loaded.navigation.document.as_ref().map(|d| d.status),
+        title: taken.about.title,
+        extent: taken.screenshot.extent,
         emulation: page.emulation().clone(),
-        consent,
+        consent: loaded.consent,
         popups_closed: page.popups(),
-        ready_matched,
-        screenshot_png: screenshot.png,
-        assets,
-        fonts: about.fonts,
+        ready_matched: loaded.ready_matched,
+        screenshot_png: taken.screenshot.png,
+        assets: taken.assets,
+        fonts: taken.about.fonts,
         dialogs: page.dialogs(),
-        snapshot,
-        answers,
+        snapshot: taken.snapshot,
+        answers: taken.answers,
         // The blocked requests are added when the capture ends.
         blocked: BlockedRequests::default(),
         timings,
     })
+}
+
+impl Run<'_, '_> {
+    fn since_start(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Navigates, waits until the page is ready and settled, declines its
+    /// consent banner, reveals it, and quiets and freezes it.
+    async fn load(&self, requested_url: &str, timings: &mut Timings) -> Result<Loaded, Failure> {
+        let (page, settings) = (self.page, self.settings);
+        page.prepare().instrument(step("prepare")).await?;
+        let navigation = page
+            .navigate(requested_url, settings.navigation_timeout)
+            .instrument(step("navigate"))
+            .await?;
+        if let Some(cause) = navigation_failure(&navigation, requested_url, &self.proxy.report()) {
+            return Err(cause.into());
+        }
+        timings.navigate_ms = self.since_start();
+
+        let ready_matched = page
+            .wait_until_ready(self.job.ready_selector.as_deref(), settings.ready_timeout)
+            .instrument(step("ready"))
+            .await?;
+        timings.ready_ms = self.since_start();
+
+        page.settle().instrument(step("settle")).await?;
+        // The banner is declined (or hidden) before the scroll pass and again,
+        // for a late one, before the page is frozen (SPEC §14).
+        page.consent().instrument(step("consent")).await;
+        if self.proxy.over_budget() {
+            return Err(page_too_large(settings).into());
+        }
+        timings.settle_ms = self.since_start();
+
+        page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
+        timings.reveal_ms = self.since_start();
+
+        let consent = page.consent_last().instrument(step("consent")).await;
+        crate::metrics::consent(&consent);
+        page.quiet_and_freeze().instrument(step("quiet")).await?;
+        timings.quiet_ms = self.since_start();
+        Ok(Loaded {
+            navigation,
+            ready_matched,
+            consent,
+        })
+    }
+
+    /// The snapshot first; then the screenshot, whose PNG Chromium encodes
+    /// off the page's renderer, while the worker reads the snapshot, asks
+    /// the renderer what it does not tell about text, and collects the
+    /// asset bodies. Only the pixels of canvases and videos wait for the
+    /// screenshot (a cut from the page is a screenshot of its own).
+    async fn take(&self, timings: &mut Timings) -> Result<Taken, Failure> {
+        let page = self.page;
+        let snapshot = page.snapshot(dom::STYLE_NAMES).instrument(step("snapshot")).await?;
+        timings.snapshot_ms = self.since_start();
+        let extent = page.extent(self.settings.max_height_px).await?;
+        let (screenshot, read) = tokio::join!(
+            // First in the join: its command is sent before the other side
+            // parses the snapshot.
+            async {
+                let screenshot = page.screenshot(extent).await;
+                (screenshot, self.since_start())
+            }
+            .instrument(step("screenshot")),
+            self.read(&snapshot).instrument(step("details")),
+        );
+        let (screenshot, screenshot_ms) = screenshot;
+        let screenshot = screenshot?;
+        timings.screenshot_ms = screenshot_ms;
+        let Read {
+            questions,
+            mut answers,
+            about,
+            assets,
+        } = read?;
+        page.answer_pixels(&questions, &mut answers)
+            .instrument(step("pixels"))
+            .await;
+        timings.details_ms = self.since_start();
+        Ok(Taken {
+            snapshot,
+            screenshot,
+            answers,
+            about,
+            assets,
+        })
+    }
+
+    /// The snapshot's questions and Chromium's answers about its text, the
+    /// page's title, URL and fonts, and the asset bodies.
+    async fn read(&self, snapshot: &[PartSnapshot]) -> Result<Read, Failure> {
+        let questions = questions(snapshot);
+        let answers = self.page.answer_text(&questions).await;
+        let about = self.page.about().await?;
+        let assets = self.page.collect_assets().await?;
+        Ok(Read {
+            questions,
+            answers,
+            about,
+            assets,
+        })
+    }
+}
+
+/// What to ask Chromium about each part of the snapshot, by its session.
+/// A snapshot that does not decode is reported when the manifest is
+/// written (the page's fails the capture); nothing is asked about it.
+fn questions(snapshot: &[PartSnapshot]) -> Vec<(String, dom::Questions)> {
+    snapshot
+        .iter()
+        .map(|part| {
+            let asked = match dom::Snapshot::parse(&part.reply) {
+                Ok(snapshot) => snapshot.questions(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "no questions about a snapshot that does not decode");
+                    dom::Questions::default()
+                }
+            };
+            (part.session.clone(), asked)
+        })
+        .collect()
 }
 
 /// The blocked requests the page made (its documents and workers), listed

@@ -8,6 +8,7 @@
 //! exactly that, so no second manifest with another hash can appear.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use page_import_contract::callback::{client_safe_message, CallbackBody, Outcome};
 use page_import_contract::capture::{
-    asset_object, Asset, CaptureManifest, PageInfo, Readiness, ScreenshotInfo, SourceInfo, UsedFont, WorkerInfo,
+    asset_object, Asset, CaptureManifest, Dom, PageInfo, Readiness, ScreenshotInfo, SourceInfo, UsedFont, WorkerInfo,
     FAILURE_OBJECT, MANIFEST_OBJECT, MANIFEST_VERSION, SCREENSHOT_OBJECT,
 };
 use page_import_contract::job::{s3_url, CaptureJob};
@@ -76,72 +77,91 @@ impl Worker {
     }
 
     async fn handle_inner(&self, job: &CaptureJob<'_>) -> Result<Answer, StorageError> {
+        let body = match self.earlier_body(job).await? {
+            Some(body) => body,
+            None => self.capture_and_store(job).await?,
+        };
+        let answer = self.callbacks.send(&job.callback_url, &body).await;
+        tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, outcome = ?body.outcome, answer = ?answer, "callback answered");
+        Ok(answer)
+    }
+
+    /// The callback of what an earlier delivery of this attempt stored, if
+    /// it stored a manifest or a failure record.
+    async fn earlier_body(&self, job: &CaptureJob<'_>) -> Result<Option<CallbackBody>, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
         let (manifest_key, failure_key) = (
             format!("{prefix}{MANIFEST_OBJECT}"),
             format!("{prefix}{FAILURE_OBJECT}"),
         );
-        // What an earlier delivery of this attempt stored, if any.
         let (earlier_manifest, earlier_failure) =
             async { tokio::join!(self.get(bucket, &manifest_key), self.get(bucket, &failure_key)) }
                 .instrument(tracing::info_span!("step", otel.name = "earlier"))
                 .await;
-        let body = if let Some(manifest) = earlier_manifest? {
+        if let Some(manifest) = earlier_manifest? {
             tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, "attempt already captured; repeating its callback");
-            completed_body(job, &manifest)
-        } else if let Some(record) = earlier_failure? {
-            match serde_json::from_slice::<FailureRecord>(&record) {
-                Ok(record) => failed_body(job, &record.message, record.retryable),
-                Err(_) => return Err(StorageError("failure.json is not a failure record".into())),
-            }
-        } else {
-            let started = Instant::now();
-            let browser = self
-                .browsers
-                .get()
-                .instrument(tracing::info_span!("step", otel.name = "browser"))
-                .await;
-            let outcome = match browser {
-                Ok(browser) => {
-                    let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
-                    if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
-                        crate::metrics::browser_crashed();
-                    }
-                    result
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "chromium could not be started");
-                    Err(Cause::BrowserUnavailable.into())
-                }
-            };
-            let elapsed = started.elapsed();
-            crate::metrics::capture_took(elapsed);
-            match outcome {
-                Ok(mut captured) => {
-                    let details = std::mem::take(&mut captured.answers.details);
-                    match parse_snapshot(&captured, details) {
-                        Ok(parts) => {
-                            crate::metrics::capture_completed();
-                            let manifest = self.store_capture(job, &captured, &parts).await?;
-                            completed_body(job, &manifest)
-                        }
-                        Err(e) => {
-                            tracing::error!(error = %e, "the DOM snapshot did not parse");
-                            let failure = Failure {
-                                cause: Cause::CaptureError,
-                                blocked: captured.blocked,
-                            };
-                            self.store_failure(job, failure, elapsed).await?
-                        }
-                    }
-                }
-                Err(failure) => self.store_failure(job, failure, elapsed).await?,
-            }
+            return Ok(Some(completed_body(job, &manifest)));
+        }
+        match earlier_failure? {
+            Some(record) => match serde_json::from_slice::<FailureRecord>(&record) {
+                Ok(record) => Ok(Some(failed_body(job, &record.message, record.retryable))),
+                Err(_) => Err(StorageError("failure.json is not a failure record".into())),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Captures the page and stores the manifest, or the failure, and
+    /// returns its callback.
+    async fn capture_and_store(&self, job: &CaptureJob<'_>) -> Result<CallbackBody, StorageError> {
+        let started = Instant::now();
+        let outcome = self.capture(job).await;
+        let elapsed = started.elapsed();
+        crate::metrics::capture_took(elapsed);
+        let mut captured = match outcome {
+            Ok(captured) => captured,
+            Err(failure) => return self.store_failure(job, failure, elapsed).await,
         };
-        let answer = self.callbacks.send(&job.callback_url, &body).await;
-        tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, outcome = ?body.outcome, answer = ?answer, "callback answered");
-        Ok(answer)
+        let details = std::mem::take(&mut captured.answers.details);
+        match parse_snapshot(&captured, details) {
+            Ok(parts) => {
+                crate::metrics::capture_completed();
+                let manifest = self.store_capture(job, &captured, &parts).await?;
+                Ok(completed_body(job, &manifest))
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the DOM snapshot did not parse");
+                let failure = Failure {
+                    cause: Cause::CaptureError,
+                    blocked: captured.blocked,
+                };
+                self.store_failure(job, failure, elapsed).await
+            }
+        }
+    }
+
+    /// The capture on the warm browser (started if need be); a browser
+    /// that crashed is counted.
+    async fn capture(&self, job: &CaptureJob<'_>) -> Result<Captured, Failure> {
+        let browser = self
+            .browsers
+            .get()
+            .instrument(tracing::info_span!("step", otel.name = "browser"))
+            .await;
+        match browser {
+            Ok(browser) => {
+                let result = capture::capture(&browser, self.policy.clone(), job, &self.settings).await;
+                if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
+                    crate::metrics::browser_crashed();
+                }
+                result
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "chromium could not be started");
+                Err(Cause::BrowserUnavailable.into())
+            }
+        }
     }
 
     /// Writes `failure.json` (or adopts the one an earlier delivery wrote)
@@ -182,9 +202,7 @@ impl Worker {
     }
 
     /// Uploads assets, the screenshot and last the manifest; returns the
-    /// manifest bytes as stored. One asset entry per stored object: a font
-    /// the page preloaded and then used is one file; the same bytes from
-    /// another URL are that entry's `otherUrls`.
+    /// manifest bytes as stored.
     #[tracing::instrument(name = "step", fields(otel.name = "uploads"), skip_all)]
     async fn store_capture(
         &self,
@@ -195,57 +213,14 @@ impl Worker {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
         let screenshot_key = format!("{prefix}{SCREENSHOT_OBJECT}");
-        let images = &captured.answers.images;
-        let mut assets: Vec<Asset<'_>> = Vec::with_capacity(captured.assets.len() + images.len());
-        let mut uploads = Vec::with_capacity(assets.capacity());
-        // The entry of each stored key.
-        let mut stored: HashMap<String, usize> = HashMap::new();
-        let mut key_of_url: HashMap<&str, String> = HashMap::new();
-        let mut image_keys = Vec::with_capacity(images.len());
-        let bodies = captured
-            .assets
+        let planned = plan_assets(prefix, captured);
+        let uploads = planned
+            .uploads
             .iter()
-            .map(|a| (Some(a.url.as_str()), a.kind, a.mime_type.as_str(), &a.bytes));
-        let pixels = images.iter().map(|i| (None, i.kind, "image/png", &i.png));
-        for (url, kind, mime_type, bytes) in bodies.chain(pixels) {
-            let sha256 = hex::encode(Sha256::digest(bytes));
-            let key = format!("{prefix}{}", asset_object(&sha256, manifest::extension(mime_type)));
-            match url {
-                Some(url) => {
-                    key_of_url.insert(url, key.clone());
-                }
-                None => image_keys.push(key.clone()),
-            }
-            if let Some(&entry) = stored.get(&key) {
-                let entry: &mut Asset<'_> = &mut assets[entry];
-                if let Some(url) = url.filter(|u| entry.url != Some(*u) && !entry.other_urls.contains(u)) {
-                    entry.other_urls.push(url);
-                }
-                continue;
-            }
-            stored.insert(key.clone(), assets.len());
-            uploads.push(self.put(bucket, key.clone(), bytes.clone(), mime_type));
-            assets.push(Asset {
-                url,
-                other_urls: Vec::new(),
-                kind,
-                mime_type,
-                bytes: bytes.len(),
-                sha256,
-                key,
-            });
-        }
-        // Assets and the screenshot go up together; a screenshot an earlier
-        // delivery stored stays, and this manifest describes it.
-        let (uploaded, screenshot) = tokio::join!(
-            futures::future::try_join_all(uploads),
-            self.put_if_absent(bucket, &screenshot_key, captured.screenshot_png.clone(), "image/png"),
-        );
-        uploaded?;
-        let screenshot = match screenshot? {
-            Stored::Written => captured.screenshot_png.clone(),
-            Stored::AlreadyThere(earlier) => earlier,
-        };
+            .map(|(key, bytes, mime_type)| self.put(bucket, key.clone(), (*bytes).clone(), mime_type));
+        let screenshot = self
+            .upload_with_screenshot(bucket, &screenshot_key, uploads, &captured.screenshot_png)
+            .await?;
         // This capture's PNG was read when it was taken; one an earlier
         // delivery stored is read here, and a manifest never says 0×0.
         let Some((pixel_width, pixel_height)) = manifest::png_size(&screenshot) else {
@@ -253,60 +228,16 @@ impl Worker {
             return Err(StorageError(format!("{screenshot_key} is not a PNG")));
         };
         let browser = self.browsers.version().await;
-        let fonts = captured
-            .answers
-            .fonts
-            .iter()
-            .map(|f| UsedFont {
-                family: f.family.clone(),
-                post_script_name: f.post_script_name.clone(),
-                custom: f.custom,
-                asset: f.src.as_deref().and_then(|src| key_of_url.get(src)).cloned(),
-            })
-            .collect();
-        let manifest = CaptureManifest {
-            identity: ManifestIdentity::new(&job.page_import_id, job.attempt, &job.nonce),
-            manifest_version: MANIFEST_VERSION,
-            captured_at: now_rfc3339(),
-            worker: WorkerInfo {
-                version: env!("CARGO_PKG_VERSION"),
-                browser: &browser,
-            },
-            source: SourceInfo {
-                requested_url: &captured.requested_url,
-                final_url: &captured.final_url,
-                http_status: captured.http_status,
-                title: &captured.title,
-            },
-            viewport: job.viewport,
-            emulation: captured.emulation.applied(),
-            consent: captured.consent.clone(),
-            page: PageInfo {
-                layout_width: captured.extent.layout_width,
-                scale: captured.extent.scale,
-                content_height: captured.extent.content_height,
-                captured_height: captured.extent.captured_height,
-                truncated: captured.extent.content_height > captured.extent.captured_height,
-                popups_closed: captured.popups_closed,
-                blocked_requests_omitted: captured.blocked.omitted,
-            },
-            readiness: Readiness {
-                ready_selector: job.ready_selector.as_deref(),
-                matched: captured.ready_matched,
-            },
-            screenshot: ScreenshotInfo {
-                key: &screenshot_key,
-                pixel_width,
-                pixel_height,
-                sha256: hex::encode(Sha256::digest(&screenshot)),
-            },
-            assets,
-            fonts: captured.fonts.clone(),
-            blocked_requests: &captured.blocked.listed,
-            dialogs: &captured.dialogs,
-            timings: &captured.timings,
-            dom: dom::dom(parts, &image_keys, fonts),
+        let fonts = used_fonts(captured, &planned.key_of_url);
+        let captured_at = now_rfc3339();
+        let screenshot = ScreenshotInfo {
+            key: &screenshot_key,
+            pixel_width,
+            pixel_height,
+            sha256: hex::encode(Sha256::digest(&screenshot)),
         };
+        let dom = dom::dom(parts, &planned.image_keys, fonts);
+        let manifest = capture_manifest(job, captured, captured_at, &browser, screenshot, planned.assets, dom);
         let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
         drop(manifest);
         crate::metrics::manifest_bytes(bytes.len());
@@ -318,6 +249,27 @@ impl Worker {
             Stored::Written => Ok(bytes),
             Stored::AlreadyThere(earlier) => Ok(earlier),
         }
+    }
+
+    /// Uploads the assets and the screenshot together; returns the
+    /// screenshot as stored: one an earlier delivery stored stays, and
+    /// this manifest describes it.
+    async fn upload_with_screenshot(
+        &self,
+        bucket: &str,
+        screenshot_key: &str,
+        uploads: impl IntoIterator<Item = impl Future<Output = Result<(), StorageError>>>,
+        png: &Bytes,
+    ) -> Result<Bytes, StorageError> {
+        let (uploaded, screenshot) = tokio::join!(
+            futures::future::try_join_all(uploads),
+            self.put_if_absent(bucket, screenshot_key, png.clone(), "image/png"),
+        );
+        uploaded?;
+        Ok(match screenshot? {
+            Stored::Written => png.clone(),
+            Stored::AlreadyThere(earlier) => earlier,
+        })
     }
 
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<Bytes>, StorageError> {
@@ -377,6 +329,139 @@ impl Worker {
 
 /// The page's snapshot must parse; a frame's that does not is left empty
 /// (an empty part keeps the parts' numbering, which owners refer to).
+/// The asset entries of a capture and the objects they are uploaded to.
+struct PlannedAssets<'c> {
+    /// One entry per stored object.
+    assets: Vec<Asset<'c>>,
+    /// Each object's key, bytes and MIME type.
+    uploads: Vec<(String, &'c Bytes, &'c str)>,
+    /// The key of each asset body's URL.
+    key_of_url: HashMap<&'c str, String>,
+    /// The key of each element image, in order.
+    image_keys: Vec<String>,
+}
+
+/// One asset entry per object to store, content-addressed: a font the
+/// page preloaded and then used is one file; the same bytes from another
+/// URL are that entry's `otherUrls`.
+fn plan_assets<'c>(prefix: &str, captured: &'c Captured) -> PlannedAssets<'c> {
+    let images = &captured.answers.images;
+    let mut planned = PlannedAssets {
+        assets: Vec::with_capacity(captured.assets.len() + images.len()),
+        uploads: Vec::with_capacity(captured.assets.len() + images.len()),
+        key_of_url: HashMap::new(),
+        image_keys: Vec::with_capacity(images.len()),
+    };
+    // The entry of each stored key.
+    let mut stored: HashMap<String, usize> = HashMap::new();
+    let bodies = captured
+        .assets
+        .iter()
+        .map(|a| (Some(a.url.as_str()), a.kind, a.mime_type.as_str(), &a.bytes));
+    let pixels = images.iter().map(|i| (None, i.kind, "image/png", &i.png));
+    for (url, kind, mime_type, bytes) in bodies.chain(pixels) {
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let key = format!("{prefix}{}", asset_object(&sha256, manifest::extension(mime_type)));
+        match url {
+            Some(url) => {
+                planned.key_of_url.insert(url, key.clone());
+            }
+            None => planned.image_keys.push(key.clone()),
+        }
+        if let Some(&entry) = stored.get(&key) {
+            let entry: &mut Asset<'_> = &mut planned.assets[entry];
+            if let Some(url) = url.filter(|u| entry.url != Some(*u) && !entry.other_urls.contains(u)) {
+                entry.other_urls.push(url);
+            }
+            continue;
+        }
+        stored.insert(key.clone(), planned.assets.len());
+        planned.uploads.push((key.clone(), bytes, mime_type));
+        planned.assets.push(Asset {
+            url,
+            other_urls: Vec::new(),
+            kind,
+            mime_type,
+            bytes: bytes.len(),
+            sha256,
+            key,
+        });
+    }
+    planned
+}
+
+/// The fonts the page used, each with the key of its file if the page
+/// loaded one.
+fn used_fonts(captured: &Captured, key_of_url: &HashMap<&str, String>) -> Vec<UsedFont> {
+    captured
+        .answers
+        .fonts
+        .iter()
+        .map(|f| UsedFont {
+            family: f.family.clone(),
+            post_script_name: f.post_script_name.clone(),
+            custom: f.custom,
+            asset: f.src.as_deref().and_then(|src| key_of_url.get(src)).cloned(),
+        })
+        .collect()
+}
+
+/// The manifest of a capture whose screenshot and assets are stored.
+fn capture_manifest<'a>(
+    job: &'a CaptureJob<'_>,
+    captured: &'a Captured,
+    captured_at: String,
+    browser: &'a str,
+    screenshot: ScreenshotInfo<'a>,
+    assets: Vec<Asset<'a>>,
+    dom: Dom<'a>,
+) -> CaptureManifest<'a> {
+    CaptureManifest {
+        identity: ManifestIdentity::new(&job.page_import_id, job.attempt, &job.nonce),
+        manifest_version: MANIFEST_VERSION,
+        captured_at,
+        worker: WorkerInfo {
+            version: env!("CARGO_PKG_VERSION"),
+            browser,
+        },
+        source: SourceInfo {
+            requested_url: &captured.requested_url,
+            final_url: &captured.final_url,
+            http_status: captured.http_status,
+            title: &captured.title,
+        },
+        viewport: job.viewport,
+        emulation: captured.emulation.applied(),
+        consent: captured.consent.clone(),
+        page: page_info(captured),
+        readiness: Readiness {
+            ready_selector: job.ready_selector.as_deref(),
+            matched: captured.ready_matched,
+        },
+        screenshot,
+        assets,
+        fonts: captured.fonts.clone(),
+        blocked_requests: &captured.blocked.listed,
+        dialogs: &captured.dialogs,
+        timings: &captured.timings,
+        dom,
+    }
+}
+
+/// The page's extent, and what was closed and refused on it.
+fn page_info(captured: &Captured) -> PageInfo {
+    let extent = &captured.extent;
+    PageInfo {
+        layout_width: extent.layout_width,
+        scale: extent.scale,
+        content_height: extent.content_height,
+        captured_height: extent.captured_height,
+        truncated: extent.content_height > extent.captured_height,
+        popups_closed: captured.popups_closed,
+        blocked_requests_omitted: captured.blocked.omitted,
+    }
+}
+
 fn parse_snapshot(captured: &Captured, details: Vec<Details>) -> Result<Vec<Part<'_>>, dom::SnapshotError> {
     let mut parts = Vec::with_capacity(captured.snapshot.len());
     let mut details = details.into_iter();

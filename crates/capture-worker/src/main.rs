@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use metrics_exporter_prometheus::PrometheusHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::browser::BrowserSlot;
@@ -68,15 +69,7 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run(config: Config) -> anyhow::Result<()> {
-    // A worker not running as root runs Chromium as its own user, and a
-    // process of the same user may read a dumpable process's
-    // /proc/PID/environ and memory: this one holds WEBHOOK_SECRET and the
-    // AWS keys. Not dumpable, they are the kernel's to guard (exec resets
-    // it, so Chromium is unaffected).
-    // SAFETY: prctl with PR_SET_DUMPABLE takes one integer argument.
-    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("prctl(PR_SET_DUMPABLE, 0)");
-    }
+    not_dumpable()?;
     reaper::start()?;
     let metrics = metrics::install(config.browser_max_captures)?;
     for addr in &config.egress_allow {
@@ -87,32 +80,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     // requests) meets the same rules here.
     let guard = EgressProxy::start(policy.clone(), u64::MAX).await?;
     let aws = page_import_platform::aws::clients(config.shared.s3_force_path_style, None).await;
-    let browsers = BrowserSlot::new(
-        config.chromium_path.clone(),
-        guard.url(),
-        config.chromium_user.clone(),
-        config.browser_max_captures,
-        config.max_heap_mib,
-    );
-    // Warm, so the first capture does not pay for the launch; and a worker
-    // that cannot start a sandboxed browser stops here (it never falls back
-    // to an unsandboxed one).
-    browsers
-        .warm()
-        .await
-        .context("a sandboxed Chromium could not be started")?;
-    let worker = Arc::new(Worker {
-        s3: aws.s3,
-        browsers,
-        policy,
-        settings: CaptureSettings {
-            navigation_timeout: config.navigation_timeout,
-            ready_timeout: config.ready_timeout,
-            max_height_px: config.max_height_px,
-            max_bytes: config.max_bytes,
-        },
-        callbacks: CallbackClient::new(config.shared.webhook_secrets.primary().clone(), CALLBACK_BUDGET),
-    });
+    let worker = Arc::new(worker(&config, policy, &guard, aws.s3).await?);
     let queue = Arc::new(queue::Queue {
         sqs: aws.sqs,
         url: config.shared.page_import_queue_url.clone(),
@@ -120,21 +88,7 @@ async fn run(config: Config) -> anyhow::Result<()> {
     });
 
     let shutdown = CancellationToken::new();
-    if let Some(addr) = config.health_addr {
-        let metrics = metrics.clone();
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            if let Err(e) = health::serve(addr, metrics, shutdown).await {
-                tracing::error!(error = %e, "health listener failed");
-            }
-        });
-    }
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        tracing::info!("shutdown requested");
-        stop.cancel();
-    });
+    listen(&config, metrics, &shutdown);
     tracing::info!(
         concurrency = config.concurrency,
         autoconsent = consent::AUTOCONSENT_VERSION.trim(),
@@ -156,6 +110,73 @@ async fn run(config: Config) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(|| reaper::kill_all_children(Duration::from_secs(5))).await?;
     tracing::info!("capture worker stopped");
     Ok(())
+}
+
+/// A worker not running as root runs Chromium as its own user, and a
+/// process of the same user may read a dumpable process's
+/// /proc/PID/environ and memory: this one holds WEBHOOK_SECRET and the
+/// AWS keys. Not dumpable, they are the kernel's to guard (exec resets
+/// it, so Chromium is unaffected).
+fn not_dumpable() -> anyhow::Result<()> {
+    // SAFETY: prctl with PR_SET_DUMPABLE takes one integer argument.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("prctl(PR_SET_DUMPABLE, 0)");
+    }
+    Ok(())
+}
+
+/// The worker, its browser warm behind `guard`'s proxy.
+async fn worker(
+    config: &Config,
+    policy: Arc<EgressPolicy>,
+    guard: &EgressProxy,
+    s3: aws_sdk_s3::Client,
+) -> anyhow::Result<Worker> {
+    let browsers = BrowserSlot::new(
+        config.chromium_path.clone(),
+        guard.url(),
+        config.chromium_user.clone(),
+        config.browser_max_captures,
+        config.max_heap_mib,
+    );
+    // Warm, so the first capture does not pay for the launch; and a worker
+    // that cannot start a sandboxed browser stops here (it never falls back
+    // to an unsandboxed one).
+    browsers
+        .warm()
+        .await
+        .context("a sandboxed Chromium could not be started")?;
+    Ok(Worker {
+        s3,
+        browsers,
+        policy,
+        settings: CaptureSettings {
+            navigation_timeout: config.navigation_timeout,
+            ready_timeout: config.ready_timeout,
+            max_height_px: config.max_height_px,
+            max_bytes: config.max_bytes,
+        },
+        callbacks: CallbackClient::new(config.shared.webhook_secrets.primary().clone(), CALLBACK_BUDGET),
+    })
+}
+
+/// The health listener, if configured, and the signals that cancel
+/// `shutdown`.
+fn listen(config: &Config, metrics: PrometheusHandle, shutdown: &CancellationToken) {
+    if let Some(addr) = config.health_addr {
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            if let Err(e) = health::serve(addr, metrics, shutdown).await {
+                tracing::error!(error = %e, "health listener failed");
+            }
+        });
+    }
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutdown requested");
+        stop.cancel();
+    });
 }
 
 async fn wait_for_signal() {

@@ -442,6 +442,34 @@ fn frames(code: u32) -> (bool, bool) {
     (digit(code / 10 % 10, true), digit(code % 10, false))
 }
 
+/// Autoconsent's compact rules of a step version this worker reads.
+fn compact_rules(compact: &Compact) -> Result<Vec<Rule>, String> {
+    let mut rules = Vec::new();
+    for r in compact.r.iter().filter(|r| r.0 <= SUPPORTED_RULE_STEP_VERSION) {
+        let (top, frame) = frames(r.4);
+        let prehide =
+            r.5.iter()
+                .map(|&i| {
+                    compact
+                        .s
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| format!("{}: string {i} out of range", r.1))
+                })
+                .collect::<Result<_, _>>()?;
+        rules.push(Rule {
+            name: r.1.clone(),
+            top,
+            frame,
+            url_pattern: (!r.3.is_empty()).then(|| r.3.clone()),
+            prehide,
+            marks: rule_marks(&r.6, &compact.s).map_err(|e| format!("{}: {e}", r.1))?,
+            by_url: false,
+        });
+    }
+    Ok(rules)
+}
+
 impl Plan {
     /// The plan of autoconsent's compact rules and ours.
     pub fn build(compact: &str, ours: &str) -> Result<Plan, String> {
@@ -450,29 +478,7 @@ impl Plan {
             return Err(format!("compact rule format {} (this worker reads 1)", compact.v));
         }
         let ours: Vec<Declarative> = serde_json::from_str(ours).map_err(|e| format!("our rules: {e}"))?;
-        let mut rules = Vec::new();
-        for r in compact.r.iter().filter(|r| r.0 <= SUPPORTED_RULE_STEP_VERSION) {
-            let (top, frame) = frames(r.4);
-            let prehide =
-                r.5.iter()
-                    .map(|&i| {
-                        compact
-                            .s
-                            .get(i)
-                            .cloned()
-                            .ok_or_else(|| format!("{}: string {i} out of range", r.1))
-                    })
-                    .collect::<Result<_, _>>()?;
-            rules.push(Rule {
-                name: r.1.clone(),
-                top,
-                frame,
-                url_pattern: (!r.3.is_empty()).then(|| r.3.clone()),
-                prehide,
-                marks: rule_marks(&r.6, &compact.s).map_err(|e| format!("{}: {e}", r.1))?,
-                by_url: false,
-            });
-        }
+        let mut rules = compact_rules(&compact)?;
         for rule in ours {
             rules.push(Rule {
                 top: rule.run_context.main.unwrap_or(true),
