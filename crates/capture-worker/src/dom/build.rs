@@ -156,9 +156,8 @@ impl<'a> Snapshot<'a> {
             let index = first_document + d;
             out.documents.push(Document {
                 index,
-                // Both checked at parse: every document has them.
-                frame_id: self.string(document.frame_id).unwrap_or_default(),
-                url: self.string(document.document_url).unwrap_or_default(),
+                frame_id: self.required(document.frame_id),
+                url: self.required(document.document_url),
                 owner,
                 scroll: [document.scroll_offset_x, document.scroll_offset_y],
                 content_size: [document.content_width, document.content_height],
@@ -319,13 +318,13 @@ impl<'a> Snapshot<'a> {
         Some(root)
     }
 
-    /// Node `i`'s attributes as `[name, value]` (pairs checked at parse).
-    /// Chromium indexes an empty value (`hidden`, `disabled`, `open`) as
-    /// -1, no string.
+    /// Node `i`'s attributes as `[name, value]` (pairs and names checked
+    /// at parse). Chromium indexes an empty value (`hidden`, `disabled`,
+    /// `open`) as -1, no string.
     fn attributes_of(&self, tree: &NodeTree, i: usize) -> Vec<[&str; 2]> {
         tree.attributes[i]
             .chunks_exact(2)
-            .filter_map(|pair| Some([self.string(pair[0])?, self.string(pair[1]).unwrap_or("")]))
+            .map(|pair| [self.required(pair[0]), self.string(pair[1]).unwrap_or("")])
             .collect()
     }
 
@@ -463,6 +462,7 @@ impl<'s> Builder<'s, '_> {
         let next = self.styles.len();
         let id = *self.style_ids.entry((self.part, key)).or_insert(next);
         if id == next {
+            // Chromium indexes an empty computed value as -1, no string.
             self.styles
                 .push(key.iter().map(|s| snapshot.string(*s).unwrap_or_default()).collect());
         }

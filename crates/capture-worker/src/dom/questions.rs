@@ -68,7 +68,7 @@ impl Snapshot<'_> {
         for (d, document) in documents.enumerate() {
             let first = d == 0;
             if first {
-                questions.frame_id = self.string(document.frame_id).map(str::to_owned);
+                questions.frame_id = Some(self.required(document.frame_id).to_owned());
             }
             self.ask_about_layout(document, first, styles_seen, &mut questions, &mut pixels_asked);
             self.ask_about_hosts(document, &mut questions);
@@ -131,8 +131,8 @@ impl Snapshot<'_> {
         let value = |name: &str| -> String {
             let at = STYLE_NAMES.iter().position(|n| *n == name);
             let values = &document.layout.styles.table[local];
-            // A layout object without computed styles (an empty list) has
-            // the initial value.
+            // A layout object without computed styles (an empty list), or
+            // with an empty value (-1, no string), has the initial value.
             at.and_then(|at| values.get(at))
                 .and_then(|v| self.string(*v))
                 .unwrap_or("normal")

@@ -197,8 +197,9 @@ impl<'a> Snapshot<'a> {
         Ok(snapshot)
     }
 
-    /// A string of the table; `None` for -1 (checked at parse: every other
-    /// index is in the table).
+    /// A string of the table; `None` for -1, Chromium's index of no string
+    /// and of the empty one, which its table never holds (checked at parse:
+    /// every other index is in the table).
     pub(super) fn string(&self, index: i32) -> Option<&str> {
         usize::try_from(index)
             .ok()
@@ -206,15 +207,21 @@ impl<'a> Snapshot<'a> {
             .map(|s| s.0.as_ref())
     }
 
+    /// A string the snapshot always has: a node's name, an attribute's, a
+    /// document's URL and frame id. Checked at parse to be in the table
+    /// (never -1): a snapshot without one is a [`SnapshotError`].
+    pub(super) fn required(&self, index: i32) -> &str {
+        &self.strings[index as usize].0
+    }
+
     /// Node `n`'s name (checked at parse: every node has one).
     pub(super) fn node_name(&self, tree: &NodeTree, n: usize) -> &str {
-        self.string(tree.node_name[n]).unwrap_or_default()
+        self.required(tree.node_name[n])
     }
 
     /// Chromium's own error page (a blocked or failed frame), not content.
     pub(super) fn is_error_page(&self, document: &DocumentSnapshot) -> bool {
-        self.string(document.document_url)
-            .is_some_and(|url| url.starts_with("chrome-error:"))
+        self.required(document.document_url).starts_with("chrome-error:")
     }
 
     /// Every array's length and every index, once.
@@ -292,6 +299,9 @@ fn check_nodes(tree: &NodeTree, strings: usize, documents: usize) -> Result<(), 
     }
     in_range("nodeName", &tree.node_name, strings, false)?;
     in_range("nodeValue", &tree.node_value, strings, true)?;
+    // An attribute always has a name; its value is -1 when empty.
+    let names = tree.attributes.iter().flat_map(|a| a.iter().step_by(2));
+    in_range("an attribute name", names, strings, false)?;
     in_range("attributes", tree.attributes.iter().flatten(), strings, true)?;
     let rare_strings = [
         ("shadowRootType", &tree.shadow_root_type),
@@ -373,6 +383,10 @@ mod tests {
     #[test]
     fn a_snapshot_as_chromium_sends_it_parses() {
         parse(good()).unwrap();
+        // An empty attribute value (`hidden`) is -1, no string.
+        let mut snapshot = good();
+        snapshot["documents"][0]["nodes"]["attributes"] = json!([[], [3, -1], []]);
+        parse(snapshot).unwrap();
     }
 
     #[test]
@@ -429,6 +443,11 @@ mod tests {
                 "textBoxes.start has 0 entries for 1",
             ),
             ("/documents/0/frameId", json!(-1), "frameId has index -1"),
+            (
+                "/documents/0/nodes/attributes",
+                json!([[], [-1, 3], []]),
+                "an attribute name has index -1",
+            ),
         ];
         for (path, value, expected) in cases {
             let error = broken(path, value);

@@ -19,6 +19,8 @@ pub(super) fn content_origin(owner: &Node<'_>, styles: &[Vec<&str>]) -> [f64; 2]
     };
     let [(border_x, padding_x), (border_y, padding_y)] = CONTENT_INSET;
     let px = |name| style_value(owner, styles, name).and_then(|v| v.strip_suffix("px")?.parse().ok());
+    // An owner without computed styles has no border or padding; with
+    // them, Chromium resolves both to px.
     let px = |name| px(name).unwrap_or(0.0);
     [x + px(border_x) + px(padding_x), y + px(border_y) + px(padding_y)]
 }
