@@ -34,6 +34,9 @@ mod dom;
 #[path = "../src/egress.rs"]
 mod egress;
 #[allow(dead_code, unused_imports)]
+#[path = "../src/emulation.rs"]
+mod emulation;
+#[allow(dead_code, unused_imports)]
 #[path = "../src/failure.rs"]
 mod failure;
 #[allow(dead_code, unused_imports)]
@@ -49,18 +52,18 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::browser::BrowserSlot;
-use crate::cdp::{CdpError, Command, Connection, Done, Reply};
+use crate::cdp::{CdpError, Command, Connection, Reply};
 use crate::commands::{
     AddScriptToEvaluateOnNewDocument, CaptureScreenshot, CaptureSnapshot, Clip, Evaluate, GetLayoutMetrics, Navigate,
     NetworkEnable, PageEnable,
 };
 use crate::config::BrowserUser;
 use crate::egress::{EgressPolicy, EgressProxy};
+use crate::emulation::SetDeviceMetricsOverride;
 use crate::protocol::{Event, Screenshot};
 
 const MAX_HEIGHT_PX: u32 = 16_384;
@@ -231,13 +234,14 @@ impl Page<'_> {
             };
             self.send(&script).await?;
         }
+        let (width, height) = (o.width as i32, o.height as i32);
         let metrics = SetDeviceMetricsOverride {
-            width: o.width,
-            height: o.height,
-            device_scale_factor: o.scale,
+            width,
+            height,
+            device_scale_factor: o.scale as f32,
             mobile: false,
-            screen_width: o.width,
-            screen_height: o.height,
+            screen_width: width,
+            screen_height: height,
         };
         self.send(&metrics).await?;
         Ok(())
@@ -314,22 +318,4 @@ fn evaluate(expression: &str, by_value: bool) -> Evaluate<'_> {
         await_promise: false,
         return_by_value: by_value,
     }
-}
-
-/// `Emulation.setDeviceMetricsOverride` with the example's own viewport
-/// (the worker's is its job's, in `emulation.rs`).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SetDeviceMetricsOverride {
-    width: u32,
-    height: u32,
-    device_scale_factor: f64,
-    mobile: bool,
-    screen_width: u32,
-    screen_height: u32,
-}
-
-impl Command for SetDeviceMetricsOverride {
-    const METHOD: &'static str = "Emulation.setDeviceMetricsOverride";
-    type Reply = Done;
 }

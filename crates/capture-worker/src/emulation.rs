@@ -285,15 +285,16 @@ fn brands(major: u32, version: &str, full: bool) -> Vec<Brand> {
 
 // ---- The commands (each binds its method and its answer).
 
+/// The viewport; also the `capture_floor` example's.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct SetDeviceMetricsOverride {
-    width: i32,
-    height: i32,
-    device_scale_factor: f32,
-    mobile: bool,
-    screen_width: i32,
-    screen_height: i32,
+pub struct SetDeviceMetricsOverride {
+    pub width: i32,
+    pub height: i32,
+    pub device_scale_factor: f32,
+    pub mobile: bool,
+    pub screen_width: i32,
+    pub screen_height: i32,
 }
 
 impl Command for SetDeviceMetricsOverride {
