@@ -19,10 +19,16 @@
 -- PostgreSQL 18 an upsert cannot return the row as it was.
 alter table capture_org add column admitted integer not null default 0;
 
+-- PL/pgSQL, not SQL: a SQL function that cannot be inlined (this one
+-- writes) is planned again in every statement that calls it, a PL/pgSQL
+-- one keeps its plan for the session.
 create function capture_admit(organization_ids bigint[], wanted integer[], max_queued bigint)
 returns table (organization_id bigint, admitted integer, queued integer, dispatch_interval_secs double precision)
-language sql volatile
+language plpgsql volatile
 as $$
+#variable_conflict use_column
+begin
+    return query
     insert into capture_org as c (organization_id, queued, has_queued, admitted)
     select r.o, least(r.w, coalesce(max_queued, r.w)), least(r.w, coalesce(max_queued, r.w)) > 0, r.w
     from unnest(organization_ids, wanted) as r(o, w)
@@ -31,7 +37,8 @@ as $$
     set queued = c.queued + least(excluded.admitted, greatest(0, coalesce(max_queued - c.queued, excluded.admitted))),
         has_queued = c.queued + least(excluded.admitted, greatest(0, coalesce(max_queued - c.queued, excluded.admitted))) > 0,
         admitted = least(excluded.admitted, greatest(0, coalesce(max_queued - c.queued, excluded.admitted)))
-    returning c.organization_id, least(c.admitted, max_queued)::int, c.queued, c.dispatch_interval_secs
+    returning c.organization_id, least(c.admitted, max_queued)::int, c.queued, c.dispatch_interval_secs;
+end
 $$;
 
 drop trigger capture_queue_added on capture_queue;

@@ -49,15 +49,19 @@ pub async fn lock_dispatch(conn: &mut PgConnection) -> sqlx::Result<()> {
 /// timeout), the next attempt replaced it, or the import was deleted. This
 /// is the one place the end of an attempt frees its slot, whichever path
 /// ended it. Reads only the slots (at most about `CAPTURE_MAX_IN_FLIGHT`
-/// rows, plus those ended since the last pass).
+/// rows, plus those ended since the last pass) and each one's import by
+/// its key: a scalar subquery, which the planner cannot turn into a join
+/// (an anti-join hashed every `processing` import, 3 ms a pass at 18 000
+/// of them, once their statistics were stale).
 pub async fn release_ended_slots(conn: &mut PgConnection) -> sqlx::Result<u64> {
     let released = sqlx::query!(
         r#"
         delete from capture_slot s
-        where not exists (
-            select 1 from page_import p
-            where p.id = s.page_import_id and p.attempt = s.attempt and page_import_running(p.status, p.deleted_at)
-        )
+        where not coalesce((
+            select p.attempt = s.attempt and page_import_running(p.status, p.deleted_at)
+            from page_import p
+            where p.id = s.page_import_id
+        ), false)
         "#
     )
     .execute(conn)

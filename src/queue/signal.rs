@@ -3,7 +3,8 @@
 //! which ends an attempt too (a message SQS refuses), so that neither the
 //! queue nor the services import each other for it.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
@@ -47,19 +48,23 @@ impl Committed {
         self.attempts_ended([id]);
     }
 
-    /// A new attempt of `id` was queued (a manual retry).
-    pub fn attempt_queued(&self, id: &str) {
+    /// A new attempt of `id`, of organization `organization_id`, was
+    /// queued (a manual retry).
+    pub fn attempt_queued(&self, id: &str, organization_id: i64) {
         self.notifier.changed(id);
-        self.dispatch.queued();
+        self.dispatch.queued(organization_id);
     }
 }
 
 /// Wakes this process's dispatcher: an attempt was queued, or one ended
 /// (its slot may be free). A wake-up while a pass runs is kept, so the pass
-/// after it sees it. While every slot is taken a queued attempt changes
-/// nothing, so the dispatcher ignores those wake-ups until one is freed (or
-/// its timer runs): under a burst of creates with the fleet busy it would
-/// otherwise pass after every create for nothing.
+/// after it sees it. A queued attempt that no pass could dispatch changes
+/// nothing: while every slot is taken, or while its organization holds all
+/// the slots it may (`CAPTURE_MAX_IN_FLIGHT_PER_ORG`), as the last pass
+/// found, its wake-up is dropped until an attempt ends here (or the
+/// dispatcher's timer runs, for what ended elsewhere). Under a burst of
+/// one organization's creates the dispatcher would otherwise pass after
+/// every create for nothing.
 #[derive(Clone, Default)]
 pub struct DispatchSignal(Arc<Signals>);
 
@@ -67,28 +72,90 @@ pub struct DispatchSignal(Arc<Signals>);
 struct Signals {
     queued: Notify,
     freed: Notify,
+    blocked: Mutex<Blocked>,
+}
+
+/// What the last pass found no slot for.
+#[derive(Default)]
+struct Blocked {
+    /// Every slot is taken.
+    full: bool,
+    /// Organizations holding all the slots they may.
+    organizations: HashSet<i64>,
 }
 
 impl DispatchSignal {
-    /// An attempt was queued.
-    pub fn queued(&self) {
-        self.0.queued.notify_one();
+    /// An attempt of `organization_id` was queued.
+    pub fn queued(&self, organization_id: i64) {
+        let blocked = {
+            let blocked = self.0.blocked.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            blocked.full || blocked.organizations.contains(&organization_id)
+        };
+        if !blocked {
+            self.0.queued.notify_one();
+        }
     }
 
-    /// An attempt ended: its slot is released by the next pass.
+    /// An attempt ended: its slot is released by the next pass, which any
+    /// queued attempt may take.
     pub fn freed(&self) {
+        *self.0.blocked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Blocked::default();
         self.0.freed.notify_one();
     }
 }
 
 impl DispatchSignal {
+    /// What the pass that just ended found no slot for (nothing after a
+    /// failed pass). Set before the dispatcher waits again: an attempt that
+    /// ended during the pass left its own wake-up, whose pass sets it anew.
+    pub fn passed(&self, full: bool, organizations_at_limit: &[i64]) {
+        let mut blocked = self.0.blocked.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        blocked.full = full;
+        blocked.organizations = organizations_at_limit.iter().copied().collect();
+    }
+
     /// Resolves at the next [`DispatchSignal::freed`] (or one kept from a pass).
     pub async fn freed_notified(&self) {
         self.0.freed.notified().await;
     }
 
-    /// Resolves at the next [`DispatchSignal::queued`] (or one kept).
+    /// Resolves at the next [`DispatchSignal::queued`] that was not dropped
+    /// (or one kept).
     pub async fn queued_notified(&self) {
         self.0.queued.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    async fn woken(signal: &DispatchSignal) -> bool {
+        tokio::time::timeout(Duration::from_millis(50), signal.queued_notified())
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test]
+    async fn a_queued_attempt_no_pass_could_dispatch_wakes_nobody_until_a_slot_frees() {
+        let signal = DispatchSignal::default();
+        signal.queued(1);
+        assert!(woken(&signal).await, "nothing blocked: a wake-up");
+
+        signal.passed(false, &[1]);
+        signal.queued(1);
+        assert!(!woken(&signal).await, "organization 1 holds all its slots");
+        signal.queued(2);
+        assert!(woken(&signal).await, "organization 2 may still get a slot");
+
+        signal.passed(true, &[]);
+        signal.queued(2);
+        assert!(!woken(&signal).await, "every slot is taken");
+
+        signal.freed();
+        signal.queued(1);
+        assert!(woken(&signal).await, "a slot freed: any queued attempt may take it");
     }
 }

@@ -106,7 +106,7 @@ impl Creator<'_> {
         };
         self.metrics.import_created();
         tracing::info!(page_import_id = %id, project_id, "page import created");
-        self.dispatch.queued();
+        self.dispatch.queued(organization_id);
         Ok(view)
     }
 

@@ -69,7 +69,7 @@ pub struct Dispatcher {
 }
 
 /// What one pass did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pass {
     /// Attempts chosen for the free slots.
     pub picked: usize,
@@ -77,12 +77,18 @@ pub struct Pass {
     pub dispatched: usize,
     /// Every slot of the deployment is taken now.
     pub full: bool,
+    /// Organizations that held all the slots they may before the pass
+    /// (`CAPTURE_MAX_IN_FLIGHT_PER_ORG`), and still do: none of their
+    /// queued attempts can be dispatched until one of theirs ends.
+    pub at_limit: Vec<i64>,
 }
 
 /// What [`grant`] did, for the caller to publish after its commit.
 pub struct Granted {
     /// Attempts in flight before this grant.
     pub in_flight: i64,
+    /// Organizations holding all the slots they may, before this grant.
+    pub at_limit: Vec<i64>,
     /// Attempts chosen for the free slots.
     pub picked: usize,
     /// The messages of the attempts granted a slot.
@@ -118,18 +124,21 @@ pub async fn grant_free_slots(
 ) -> sqlx::Result<Granted> {
     let busy = capture::in_flight_by_org(tx).await?;
     let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
+    let at_limit: Vec<i64> = busy
+        .iter()
+        .filter(|(_, n)| *n >= limits.max_in_flight_per_org)
+        .map(|(org, _)| *org)
+        .collect();
     let free = (limits.max_in_flight - in_flight).min(limit);
-    if free <= 0 {
-        return Ok(Granted {
-            in_flight,
-            picked: 0,
-            messages: Vec::new(),
-        });
-    }
-    let picked = capture::pick(tx, free, limits.max_in_flight_per_org, &busy).await?;
+    let picked = if free > 0 {
+        capture::pick(tx, free, limits.max_in_flight_per_org, &busy).await?
+    } else {
+        Vec::new()
+    };
     if picked.is_empty() {
         return Ok(Granted {
             in_flight,
+            at_limit,
             picked: 0,
             messages: Vec::new(),
         });
@@ -142,6 +151,7 @@ pub async fn grant_free_slots(
     let messages = capture::dispatch(tx, &ids, lease).await?;
     Ok(Granted {
         in_flight,
+        at_limit,
         picked: picked.len(),
         messages,
     })
@@ -166,6 +176,7 @@ impl Dispatcher {
             picked: granted.picked,
             dispatched,
             full: in_flight >= self.limits.max_in_flight,
+            at_limit: granted.at_limit,
         })
     }
 
@@ -187,18 +198,17 @@ impl Dispatcher {
     /// The background task: a pass whenever woken, and every `interval`.
     pub async fn run(self, interval: Duration, shutdown: CancellationToken) {
         let mut counted: Option<Instant> = None;
-        let mut full = false;
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
                 () = tokio::time::sleep(interval) => {}
                 () = self.signal.freed_notified() => {}
-                () = self.signal.queued_notified(), if !full => {}
+                () = self.signal.queued_notified() => {}
             }
             match self.dispatch_all().await {
-                Ok(pass) => full = pass.full,
+                Ok(pass) => self.signal.passed(pass.full, &pass.at_limit),
                 Err(err) => {
-                    full = false;
+                    self.signal.passed(false, &[]);
                     tracing::warn!(error = %err, "capture dispatch pass failed");
                 }
             }

@@ -75,7 +75,7 @@ impl Retrier<'_> {
             idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
         }
         tx.commit().await?;
-        self.committed.attempt_queued(&view.id);
+        self.committed.attempt_queued(&view.id, row.organization_id);
         self.metrics.attempts_started(AttemptReason::Manual, 1);
         tracing::info!(page_import_id = %view.id, attempt = view.attempt, "manual retry");
         Ok(view)
