@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 use sha2::{Digest, Sha256};
 use struson::reader::{JsonReader, JsonStreamReader, ValueType};
@@ -127,6 +128,30 @@ pub async fn verify_manifest(
     manifest: &ArtifactUrl,
     expected: &ExpectedIdentity<'_>,
 ) -> Result<(), ManifestError> {
+    let body = open_manifest(s3, manifest).await?;
+    let (hash_tx, hash_rx) = mpsc::channel::<Bytes>(8);
+    let (json_tx, json_rx) = mpsc::channel::<Bytes>(8);
+    let hasher = tokio::task::spawn_blocking(move || hash_chunks(hash_rx));
+    let identity = IdentityOwned {
+        page_import_id: expected.page_import_id.to_owned(),
+        attempt: expected.attempt,
+        nonce: expected.nonce.to_owned(),
+    };
+    let checker = tokio::task::spawn_blocking(move || check_identity(ChannelReader::new(json_rx), &identity));
+    feed(body, &hash_tx, json_tx).await?;
+    drop(hash_tx);
+    let digest = hasher.await.map_err(|_| ManifestError::Unavailable)?;
+    let identity_result = checker.await.map_err(|_| ManifestError::Unavailable)?;
+
+    if CaptureHash::from_digest(digest) != expected.capture_hash {
+        return Err(ManifestError::HashMismatch);
+    }
+    identity_result
+}
+
+/// The manifest's body, once S3 answered and its length (when S3 says it)
+/// is within the limit.
+async fn open_manifest(s3: &aws_sdk_s3::Client, manifest: &ArtifactUrl) -> Result<ByteStream, ManifestError> {
     let object = s3
         .get_object()
         .bucket(&manifest.bucket)
@@ -141,27 +166,27 @@ pub async fn verify_manifest(
                 ManifestError::Unavailable
             }
         })?;
-    if object.content_length().unwrap_or(0) as u64 > MAX_MANIFEST_BYTES {
+    // No length given: the stream's own count below holds the limit.
+    if object.content_length().is_some_and(|n| n as u64 > MAX_MANIFEST_BYTES) {
         return Err(ManifestError::TooLarge);
     }
-    let mut body = object.body;
+    Ok(object.body)
+}
 
-    let (hash_tx, hash_rx) = mpsc::channel::<Bytes>(8);
-    let (json_tx, json_rx) = mpsc::channel::<Bytes>(8);
-    let hasher = tokio::task::spawn_blocking(move || hash_chunks(hash_rx));
-    let identity = IdentityOwned {
-        page_import_id: expected.page_import_id.to_owned(),
-        attempt: expected.attempt,
-        nonce: expected.nonce.to_owned(),
-    };
-    let checker = tokio::task::spawn_blocking(move || check_identity(ChannelReader::new(json_rx), &identity));
-
+/// Sends every chunk of `body` to the hasher and, until it has read the
+/// identity fields and stopped, to the JSON checker; the whole stream at
+/// most `MAX_MANIFEST_BYTES`.
+async fn feed(
+    mut body: ByteStream,
+    hash_tx: &mpsc::Sender<Bytes>,
+    json_tx: mpsc::Sender<Bytes>,
+) -> Result<(), ManifestError> {
     let mut json_tx = Some(json_tx);
     let mut total: u64 = 0;
     loop {
         let chunk = match body.try_next().await {
             Ok(Some(chunk)) => chunk,
-            Ok(None) => break,
+            Ok(None) => return Ok(()),
             Err(err) => {
                 tracing::warn!(error = %err, "manifest stream failed");
                 return Err(ManifestError::Unavailable);
@@ -181,15 +206,6 @@ pub async fn verify_manifest(
             }
         }
     }
-    drop(hash_tx);
-    drop(json_tx);
-    let digest = hasher.await.map_err(|_| ManifestError::Unavailable)?;
-    let identity_result = checker.await.map_err(|_| ManifestError::Unavailable)?;
-
-    if CaptureHash::from_digest(digest) != expected.capture_hash {
-        return Err(ManifestError::HashMismatch);
-    }
-    identity_result
 }
 
 /// Whether the screenshot object exists (HeadObject).

@@ -139,47 +139,14 @@ where
                 let Some(first) = incoming.recv().await else {
                     return;
                 };
-                let mut batch = Vec::with_capacity(8);
-                let mut next = Some(first);
-                while let Some(p) = next {
-                    if take(&p) {
-                        batch.push(p);
-                    } else {
-                        metrics::counter!("db_coalesce_withdrawn_total", "op" => op).increment(1);
-                    }
-                    next = if batch.len() < max_batch {
-                        incoming.try_recv().ok()
-                    } else {
-                        None
-                    };
-                }
+                let batch = gather(first, &mut incoming, max_batch, op);
                 if batch.is_empty() {
                     continue;
                 }
                 metrics::histogram!("db_batch_size", "op" => op).record(batch.len() as f64);
                 let run = run.clone();
                 let work = async move {
-                    let (requests, replies): (Vec<Req>, Vec<_>) =
-                        batch.into_iter().map(|p| (p.request, p.reply)).unzip();
-                    let expected = replies.len();
-                    let results = match tokio::time::timeout(batch_timeout, run(requests)).await {
-                        Ok(results) => results,
-                        Err(_) => {
-                            // The statement timeout is shorter: the database
-                            // has given up on this batch, or never got it.
-                            tracing::warn!(op, size = expected, "a coalesced batch timed out");
-                            (0..expected).map(|_| Err(CoalesceError::Unavailable)).collect()
-                        }
-                    };
-                    let mut results = results.into_iter();
-                    for reply in replies {
-                        let result = results.next().unwrap_or_else(|| {
-                            Err(CoalesceError::Failed(format!(
-                                "{op}: a batch of {expected} returned fewer results"
-                            )))
-                        });
-                        let _ = reply.send(result);
-                    }
+                    answer(batch, |requests| run(requests), batch_timeout, op).await;
                     drop(slot);
                 };
                 if single {
@@ -237,6 +204,63 @@ where
         }
         // Taken into a batch already: its answer comes within the batch timeout.
         flatten(answer.await)
+    }
+}
+
+/// The next batch: `first` and whatever else is queued, up to `max_batch`,
+/// without the requests their callers withdrew.
+fn gather<Req, Resp>(
+    first: Pending<Req, Resp>,
+    incoming: &mut mpsc::Receiver<Pending<Req, Resp>>,
+    max_batch: usize,
+    op: &'static str,
+) -> Vec<Pending<Req, Resp>> {
+    let mut batch = Vec::with_capacity(8);
+    let mut next = Some(first);
+    while let Some(p) = next {
+        if take(&p) {
+            batch.push(p);
+        } else {
+            metrics::counter!("db_coalesce_withdrawn_total", "op" => op).increment(1);
+        }
+        next = if batch.len() < max_batch {
+            incoming.try_recv().ok()
+        } else {
+            None
+        };
+    }
+    batch
+}
+
+/// Runs one batch within `batch_timeout` and answers each request with its
+/// own result, in order.
+async fn answer<Req, Resp, Fut>(
+    batch: Vec<Pending<Req, Resp>>,
+    run: impl FnOnce(Vec<Req>) -> Fut,
+    batch_timeout: Duration,
+    op: &'static str,
+) where
+    Fut: Future<Output = Vec<Result<Resp, CoalesceError>>>,
+{
+    let (requests, replies): (Vec<Req>, Vec<_>) = batch.into_iter().map(|p| (p.request, p.reply)).unzip();
+    let expected = replies.len();
+    let results = match tokio::time::timeout(batch_timeout, run(requests)).await {
+        Ok(results) => results,
+        Err(_) => {
+            // The statement timeout is shorter: the database
+            // has given up on this batch, or never got it.
+            tracing::warn!(op, size = expected, "a coalesced batch timed out");
+            (0..expected).map(|_| Err(CoalesceError::Unavailable)).collect()
+        }
+    };
+    let mut results = results.into_iter();
+    for reply in replies {
+        let result = results.next().unwrap_or_else(|| {
+            Err(CoalesceError::Failed(format!(
+                "{op}: a batch of {expected} returned fewer results"
+            )))
+        });
+        let _ = reply.send(result);
     }
 }
 

@@ -57,38 +57,16 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(Command::DevToken {
-        sub,
-        issuer,
-        audience,
-        key,
-        ttl_secs,
-    }) = &cli.command
-    {
-        return match std::fs::read(key).map_err(anyhow::Error::from).and_then(|pem| {
-            auth::mint_token(
-                &pem,
-                "page-import-dev",
-                sub,
-                issuer,
-                audience,
-                Duration::from_secs(*ttl_secs),
-            )
-        }) {
-            Ok(token) => {
-                println!("{token}");
-                ExitCode::SUCCESS
-            }
-            Err(err) => {
-                eprintln!("dev-token: {err}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-
-    // Migrating needs the database and nothing else; erasing orphans, the
-    // database and the bucket.
     match &cli.command {
+        Some(Command::DevToken {
+            sub,
+            issuer,
+            audience,
+            key,
+            ttl_secs,
+        }) => return dev_token(sub, issuer, audience, key, Duration::from_secs(*ttl_secs)),
+        // Migrating needs the database and nothing else; erasing orphans, the
+        // database and the bucket.
         Some(Command::Migrate) => {
             return one_off("migration", |config: MigrateConfig| async move {
                 migrate(config.database_url.expose_secret()).await
@@ -127,6 +105,23 @@ async fn main() -> ExitCode {
     // up the exit.
     let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
     code
+}
+
+/// Prints a development token signed with the key at `key`.
+fn dev_token(sub: &str, issuer: &str, audience: &str, key: &std::path::Path, ttl: Duration) -> ExitCode {
+    let token = std::fs::read(key)
+        .map_err(anyhow::Error::from)
+        .and_then(|pem| auth::mint_token(&pem, "page-import-dev", sub, issuer, audience, ttl));
+    match token {
+        Ok(token) => {
+            println!("{token}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("dev-token: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs a one-off command with the configuration `C` it needs: exit 2 with

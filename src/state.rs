@@ -211,31 +211,12 @@ impl AppState {
             config.auth_issuer.clone(),
             config.auth_audience.clone(),
         ));
-        // Coalesced statements have their own connections: a pool for
-        // creates and one for reads.
-        let slots = config.database_coalesce_slots;
-        let limits = coalesce::Limits::for_request_timeout(config.database_coalesce_queue, config.request_timeout);
-        let statement_timeout = limits.statement_timeout();
-        // Both keep one generic plan per connection, made so that it cannot
-        // depend on statistics (`db::PINNED_PLAN`).
-        let read_pool = pool::batch_pool(&pool, slots, statement_timeout);
-        let create_pool = pool::batch_pool(&pool, slots, statement_timeout);
-        // They live and close with the main pool.
-        tokio::spawn({
-            let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
-            async move {
-                pool.close_event().await;
-                read_pool.close().await;
-                create_pool.close().await;
-            }
-        });
-        let reads = coalesced::reads(read_pool, slots as usize, limits);
         let capture_limits = CaptureLimits {
             max_in_flight: config.capture_max_in_flight,
             max_in_flight_per_org: config.capture_max_in_flight_per_org,
             max_queued: config.org_max_queued,
         };
-        let creates = coalesced::creates(create_pool, slots as usize, limits, capture_limits.max_queued);
+        let (reads, creates) = coalesced_statements(&config, &pool);
         let changes = Changes::new(config.events_max_streams);
         Ok(Self(Arc::new(Shared {
             changes,
@@ -256,4 +237,28 @@ impl AppState {
             metrics,
         })))
     }
+}
+
+/// The coalesced reads by id and creates, each on connections of its own
+/// (in addition to the main pool), which live and close with the main pool.
+fn coalesced_statements(config: &Config, pool: &PgPool) -> (coalesced::Reads, coalesced::Creates) {
+    let slots = config.database_coalesce_slots;
+    let limits = coalesce::Limits::for_request_timeout(config.database_coalesce_queue, config.request_timeout);
+    let statement_timeout = limits.statement_timeout();
+    // Both keep one generic plan per connection, made so that it cannot
+    // depend on statistics (`db::PINNED_PLAN`).
+    let read_pool = pool::batch_pool(pool, slots, statement_timeout);
+    let create_pool = pool::batch_pool(pool, slots, statement_timeout);
+    tokio::spawn({
+        let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
+        async move {
+            pool.close_event().await;
+            read_pool.close().await;
+            create_pool.close().await;
+        }
+    });
+    (
+        coalesced::reads(read_pool, slots as usize, limits),
+        coalesced::creates(create_pool, slots as usize, limits, config.org_max_queued),
+    )
 }

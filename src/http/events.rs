@@ -102,47 +102,62 @@ fn stream(
         if f.done {
             return None;
         }
+        let event = f.next_event().await?;
+        Some((Ok(event), f))
+    })
+}
+
+impl Follow {
+    /// The next change worth an event: the row re-read after each
+    /// notification (or soon after a failed read), skipped while its tag
+    /// is the last one sent; `deleted` once it is gone. `None` when the
+    /// stream ends (shutdown, the notifications closed).
+    async fn next_event(&mut self) -> Option<Event> {
         let mut reread = false;
         loop {
-            let closing = f.state.changes.closing.clone();
-            if reread {
-                // The last read failed (the database is restarting, say): try again soon.
-                tokio::select! {
-                    () = closing.cancelled() => return None,
-                    () = tokio::time::sleep(REREAD_AFTER) => {}
-                }
-            } else {
-                tokio::select! {
-                    () = closing.cancelled() => return None,
-                    changed = f.subscription.changes.changed() => {
-                        if changed.is_err() {
-                            return None;
-                        }
-                    }
-                }
+            if !self.wait(reread).await {
+                return None;
             }
-            let answer_by = std::time::Instant::now() + f.state.config.request_timeout;
-            match f.state.imports().visible(&f.actor, &f.id, answer_by).await {
+            let answer_by = std::time::Instant::now() + self.state.config.request_timeout;
+            match self.state.imports().visible(&self.actor, &self.id, answer_by).await {
                 Err(ApiError::NotFound) => {
-                    f.done = true;
-                    let data = serde_json::json!({ "id": f.id }).to_string();
-                    return Some((Ok(Event::default().event("deleted").data(data)), f));
+                    self.done = true;
+                    let data = serde_json::json!({ "id": self.id }).to_string();
+                    return Some(Event::default().event("deleted").data(data));
                 }
                 Ok(row) => {
                     reread = false;
                     let tagged = Tagged::of(&PageImportView::from(row));
-                    if tagged.tag == f.last_tag {
+                    if tagged.tag == self.last_tag {
                         continue;
                     }
-                    f.done = tagged.terminal;
-                    f.last_tag = tagged.tag.clone();
-                    return Some((Ok(page_import_event(&tagged)), f));
+                    self.done = tagged.terminal;
+                    self.last_tag = tagged.tag.clone();
+                    return Some(page_import_event(&tagged));
                 }
                 Err(err) => {
                     reread = true;
-                    tracing::warn!(page_import_id = %f.id, error = %err, "event stream could not re-read its row");
+                    tracing::warn!(page_import_id = %self.id, error = %err, "event stream could not re-read its row");
                 }
             }
         }
-    })
+    }
+
+    /// Waits for the next notification, or, after a failed read (the
+    /// database is restarting, say), a short while; false when the stream
+    /// should end.
+    async fn wait(&mut self, reread: bool) -> bool {
+        let closing = self.state.changes.closing.clone();
+        if reread {
+            tokio::select! {
+                () = closing.cancelled() => false,
+                () = tokio::time::sleep(REREAD_AFTER) => true,
+            }
+        } else {
+            tokio::select! {
+                () = closing.cancelled() => false,
+                changed = self.subscription.changes.changed() => changed.is_ok(),
+            }
+        }
+    }
 }

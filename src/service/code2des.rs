@@ -47,27 +47,7 @@ impl Code2DesJobs<'_> {
     ) -> Result<Code2DesView, ApiError> {
         let mut tx = self.pool.begin().await?;
         // Eligibility and insert in one transaction, under a share lock on the source.
-        let source = db::lock_source(
-            &mut tx,
-            &request.page_import_id,
-            request.organization_id,
-            request.project_id,
-            &actor.subject,
-        )
-        .await?
-        .ok_or(ApiError::NotFound)?;
-        let (JobStatus::Completed, Some(result_url), Some(capture_hash)) =
-            (source.status, source.result_url, source.capture_hash)
-        else {
-            return Err(ApiError::conflict(
-                "page_import_not_ready",
-                format!(
-                    "The page import is {}; Code2Des needs a completed capture.",
-                    source.status.as_str()
-                ),
-            ));
-        };
-
+        let (result_url, capture_hash) = completed_source(&mut tx, actor, &request).await?;
         let id = Uuid::now_v7().to_string();
         let message_body = serde_json::to_string(&Code2DesJob {
             schema_version: Code2DesJob::SCHEMA_VERSION,
@@ -108,6 +88,35 @@ impl Code2DesJobs<'_> {
             traceparent,
         });
         Ok(view)
+    }
+}
+
+/// The source import's manifest and hash, its row share-locked for the
+/// caller's transaction: 404 when the actor cannot see it in that project,
+/// 409 `page_import_not_ready` unless it is completed.
+async fn completed_source(
+    tx: &mut sqlx::PgConnection,
+    actor: &Actor,
+    request: &NewCode2DesJob,
+) -> Result<(String, String), ApiError> {
+    let source = db::lock_source(
+        tx,
+        &request.page_import_id,
+        request.organization_id,
+        request.project_id,
+        &actor.subject,
+    )
+    .await?
+    .ok_or(ApiError::NotFound)?;
+    match (source.status, source.result_url, source.capture_hash) {
+        (JobStatus::Completed, Some(result_url), Some(capture_hash)) => Ok((result_url, capture_hash)),
+        (status, ..) => Err(ApiError::conflict(
+            "page_import_not_ready",
+            format!(
+                "The page import is {}; Code2Des needs a completed capture.",
+                status.as_str()
+            ),
+        )),
     }
 }
 
