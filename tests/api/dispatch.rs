@@ -344,6 +344,9 @@ async fn a_timed_out_attempt_frees_its_slot(pool: PgPool) {
     assert_eq!(app.sweep().await, 1);
     let next = app.exactly_jobs(1).await.remove(0);
     assert_eq!(next.id, waiting, "the freed slot goes to the oldest queued attempt");
+    // The re-dispatched attempt is queued, and counted (`capture_admit`).
+    assert_eq!(count(&app.pool, "select queued::int8 from capture_org").await, 1);
+    assert_eq!(count_drift(&app.pool).await, 0);
     app.end(&next).await;
     let retried = app.exactly_jobs(1).await.remove(0);
     assert_eq!((retried.id.as_str(), retried.attempt), (dead.as_str(), 2));
@@ -362,6 +365,17 @@ async fn post_keyed(app: &TestApp, tenant: &Tenant, key: &str) -> reqwest::Respo
 
 async fn count(pool: &PgPool, sql: &str) -> i64 {
     sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+}
+
+/// Organizations whose queued count is not the number of their rows in
+/// the queue.
+async fn count_drift(pool: &PgPool) -> i64 {
+    count(
+        pool,
+        "select count(*) from capture_org c
+         where c.queued <> (select count(*) from capture_queue q where q.organization_id = c.organization_id)",
+    )
+    .await
 }
 
 /// The value of one sample line of `/metrics` (`name` with its labels).
@@ -655,6 +669,11 @@ async fn under_racing_creates_and_ends_the_limits_hold_and_every_attempt_runs_on
         tokio::join!(watch, receiver, sampler, ender);
 
     assert!(everything_ended, "every import ended");
+    assert_eq!(
+        count_drift(&pool).await,
+        0,
+        "each organization's queued count is its queue's rows"
+    );
     assert!(
         fleet_worst.0 <= MAX && fleet_worst.1 <= PER_ORG,
         "the fleet held {fleet_worst:?}"
