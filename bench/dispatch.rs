@@ -4,7 +4,7 @@
 //! For each backlog size, a fresh backlog of that many queued attempts
 //! spread over 10 000 organizations (seeded in SQL, as creates leave them:
 //! `page_import`, its attempt, its `capture_queue` row, each organization's
-//! `capture_org` count kept by the trigger), then the slots filled to
+//! `capture_org` count as `capture_admit` keeps it), then the slots filled to
 //! `CAPTURE_MAX_IN_FLIGHT` 64 by the service's own pass
 //! (`service::dispatch::grant`). Measured: one slot frees (an in-flight
 //! import ends), then one pass grants it (the dispatch lock, the release of

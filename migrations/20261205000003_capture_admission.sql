@@ -6,7 +6,9 @@
 -- organization's `wanted` attempts as many as keep its queued count at most
 -- `max_queued` (every one when `max_queued` is null: a re-dispatch of an
 -- import admitted already), and counts them as queued, one update of each
--- row. The statement then queues exactly the admitted attempts.
+-- row. The statement then queues exactly the admitted attempts. Each
+-- organization appears once in `organization_ids` (an upsert cannot touch
+-- a row twice); the callers group their requests by organization.
 --
 -- So the count's increment moves here from the insert trigger on
 -- `capture_queue`, which updated the same rows a second time in every
@@ -15,8 +17,9 @@
 
 -- What the last admission on this row admitted (for a row made by it, what
 -- was wanted; `capture_admit` answers the least of that and `max_queued`).
--- Read only by the statement that wrote it, through its RETURNING: before
--- PostgreSQL 18 an upsert cannot return the row as it was.
+-- Read only by the statement that wrote it, through its RETURNING: an
+-- upsert cannot return the row as it was (PostgreSQL 18's RETURNING OLD;
+-- this service runs on 15).
 alter table capture_org add column admitted integer not null default 0;
 
 -- PL/pgSQL, not SQL: a SQL function that cannot be inlined (this one

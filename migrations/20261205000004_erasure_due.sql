@@ -10,7 +10,9 @@
 create function erasure_due_at(soft boolean, recorded_at timestamptz, deleted_at timestamptz,
                                erase_after_secs double precision)
 returns timestamptz
-language sql immutable parallel safe
+-- Stable, as `timestamptz + interval` is (it reads the session's time
+-- zone): a function declared more stable than its body is not inlined.
+language sql stable parallel safe
 as $$ select case when soft then deleted_at + make_interval(secs => erase_after_secs) else recorded_at end $$;
 
 create function erasure_soft_deleted_due_before(erase_after_secs double precision)

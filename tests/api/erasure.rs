@@ -124,6 +124,22 @@ async fn newest_modified(app: &TestApp, prefix: &str) -> std::time::SystemTime {
         .expect("objects under the prefix")
 }
 
+/// When the first claim of `id`'s ledger entry ends, as it was claimed.
+async fn lease_end(pool: &PgPool, id: &str) -> chrono::DateTime<chrono::Utc> {
+    loop {
+        let until: Option<chrono::DateTime<chrono::Utc>> =
+            sqlx::query_scalar("select leased_until from page_import_deletion where page_import_id = $1")
+                .bind(id)
+                .fetch_one(pool)
+                .await
+                .unwrap();
+        if let Some(until) = until {
+            return until;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until the wall clock has passed `at`.
 async fn clock_past(at: std::time::SystemTime) {
     while std::time::SystemTime::now() <= at {
@@ -1101,16 +1117,16 @@ async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_
     seed(&app, &id, 1, 3).await;
     delete_row(&pool, &id).await;
     past_the_window(&pool).await;
-    // The first replica's S3 answers only after 1.5 s; its lease is 0.3 s.
+    // The first replica's S3 answers only after 3 s; its lease is 1 s.
     let upstream: std::net::SocketAddr = crate::helpers::aws_endpoint()
         .trim_start_matches("http://")
         .parse()
         .unwrap();
     let proxy = FaultyProxy::start(upstream).await;
-    proxy.set_delay(Duration::from_millis(1500));
+    proxy.set_delay(Duration::from_secs(3));
     let slow = Eraser {
         s3: page_import::aws::clients(true, Some(&proxy.url())).await.s3,
-        lease: Duration::from_millis(300),
+        lease: Duration::from_secs(1),
         ..app.state.eraser()
     };
     let other_pool = PgPool::connect(&crate::helpers::process::database_url_of(&pool))
@@ -1118,12 +1134,21 @@ async fn a_pass_slower_than_its_lease_renews_it_and_no_second_replica_takes_its_
         .unwrap();
     let second = Eraser {
         pool: other_pool,
-        lease: Duration::from_millis(300),
+        lease: Duration::from_secs(1),
         ..app.state.eraser()
     };
     let first = tokio::spawn(async move { slow.pass_once().await.unwrap() });
-    // Past the first lease's end, while the first pass still works.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Past the end of the lease the first pass claimed, while it still
+    // works: only its renewals keep the entry.
+    let claimed_until = lease_end(&pool, &id).await;
+    while !sqlx::query_scalar::<_, bool>("select now() > $1")
+        .bind(claimed_until)
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(!first.is_finished());
     let report = second.pass_once().await.unwrap();
     assert_eq!(
