@@ -67,25 +67,26 @@ pub fn router(state: AppState) -> Router {
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(|req: &Request| {
-                    let request_id = req
-                        .extensions()
-                        .get::<RequestId>()
-                        .and_then(|id| id.header_value().to_str().ok())
-                        .unwrap_or("-");
-                    let span =
-                        tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
-                    // W3C Trace Context (SPEC §9): a valid `traceparent`
-                    // is continued (a caller's, or a worker's on its
-                    // callback); otherwise the request starts a trace.
-                    let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
-                    trace_context::continue_from(&span, traceparent);
-                    span
-                })
+                .make_span_with(request_span)
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
         .with_state(state)
+}
+
+/// A request's span, with its method, path and request id. W3C Trace
+/// Context (SPEC §9): a valid `traceparent` is continued (a caller's, or a
+/// worker's on its callback); otherwise the request starts a trace.
+fn request_span(req: &Request) -> tracing::Span {
+    let request_id = req
+        .extensions()
+        .get::<RequestId>()
+        .and_then(|id| id.header_value().to_str().ok())
+        .unwrap_or("-");
+    let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
+    let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
+    trace_context::continue_from(&span, traceparent);
+    span
 }
 
 /// The second listener's router when `METRICS_ADDR` is set: `/metrics` only.

@@ -54,34 +54,7 @@ impl NewImport {
             Some(Ok(s)) => Some(s),
             None => None,
         };
-        let locale = match fields.locale.map(Locale::parse).transpose() {
-            Ok(locale) => locale.unwrap_or_default(),
-            Err(e) => {
-                errors.push(e);
-                Locale::default()
-            }
-        };
-        let time_zone = match fields.time_zone.map(TimeZone::parse).transpose() {
-            Ok(zone) => zone.unwrap_or_default(),
-            Err(e) => {
-                errors.push(e);
-                TimeZone::default()
-            }
-        };
-        let color_scheme = one_of(fields.color_scheme, "colorScheme", ColorScheme::parse, "light or dark");
-        let consent = one_of(fields.consent, "consent", Consent::parse, "decline or keep");
-        let reader = ReaderSettings {
-            color_scheme: color_scheme.unwrap_or_else(|e| {
-                errors.push(e);
-                ColorScheme::default()
-            }),
-            locale,
-            time_zone,
-            consent: consent.unwrap_or_else(|e| {
-                errors.push(e);
-                Consent::default()
-            }),
-        };
+        let reader = reader_settings(&fields, &mut errors);
         match (source_url, viewport, errors.is_empty()) {
             (Some(source_url), Some(viewport), true) => Ok(Self {
                 organization_id: fields.organization_id,
@@ -93,6 +66,39 @@ impl NewImport {
             }),
             _ => Err(errors),
         }
+    }
+}
+
+/// The reader's settings (SPEC §14): each absent one its default, each
+/// malformed one a field error (and its default meanwhile).
+fn reader_settings(fields: &NewImportFields<'_>, errors: &mut Vec<FieldError>) -> ReaderSettings {
+    let locale = match fields.locale.map(Locale::parse).transpose() {
+        Ok(locale) => locale.unwrap_or_default(),
+        Err(e) => {
+            errors.push(e);
+            Locale::default()
+        }
+    };
+    let time_zone = match fields.time_zone.map(TimeZone::parse).transpose() {
+        Ok(zone) => zone.unwrap_or_default(),
+        Err(e) => {
+            errors.push(e);
+            TimeZone::default()
+        }
+    };
+    let color_scheme = one_of(fields.color_scheme, "colorScheme", ColorScheme::parse, "light or dark");
+    let consent = one_of(fields.consent, "consent", Consent::parse, "decline or keep");
+    ReaderSettings {
+        color_scheme: color_scheme.unwrap_or_else(|e| {
+            errors.push(e);
+            ColorScheme::default()
+        }),
+        locale,
+        time_zone,
+        consent: consent.unwrap_or_else(|e| {
+            errors.push(e);
+            Consent::default()
+        }),
     }
 }
 

@@ -14,6 +14,25 @@ use crate::db::idempotency::{self, Claim, IdempotencyKey};
 use crate::error::ApiError;
 use crate::state::AppState;
 
+/// Claims the key for this request: `None` when it is this request's to
+/// run; the recorded answer when it is a replay; 422 for a key used with
+/// another body, 409 while its first request is still in flight.
+async fn claim(state: &AppState, key: &IdempotencyKey, request_hash: &str) -> Result<Option<Response>, ApiError> {
+    let mut conn = state.pool.acquire().await?;
+    match idempotency::claim(&mut conn, key, request_hash).await? {
+        Claim::Owned => Ok(None),
+        Claim::Replay { status, location, body } => Ok(Some(replay(status, location, body))),
+        Claim::Mismatch => Err(ApiError::unprocessable(
+            "idempotency_key_reused",
+            "This Idempotency-Key was used with a different request body.",
+        )),
+        Claim::InFlight => Err(ApiError::conflict(
+            "idempotency_key_in_flight",
+            "A request with this Idempotency-Key is still being processed.",
+        )),
+    }
+}
+
 /// Runs `work` at most once per (caller, route, key). `work` receives the key
 /// so it can record its response in the same transaction as its data.
 pub async fn run<F, Fut>(
@@ -37,24 +56,9 @@ where
         key,
     };
     let request_hash = hex::encode(Sha256::digest(raw_body));
-    let mut conn = state.pool.acquire().await?;
-    match idempotency::claim(&mut conn, &key, &request_hash).await? {
-        Claim::Owned => {}
-        Claim::Replay { status, location, body } => return Ok(replay(status, location, body)),
-        Claim::Mismatch => {
-            return Err(ApiError::unprocessable(
-                "idempotency_key_reused",
-                "This Idempotency-Key was used with a different request body.",
-            ))
-        }
-        Claim::InFlight => {
-            return Err(ApiError::conflict(
-                "idempotency_key_in_flight",
-                "A request with this Idempotency-Key is still being processed.",
-            ))
-        }
+    if let Some(replayed) = claim(state, &key, &request_hash).await? {
+        return Ok(replayed);
     }
-    drop(conn);
     // Released if the work fails, and also if it never finishes: a request
     // cut off by its timeout (its future dropped) must not leave the key
     // "in flight" for a minute, refusing the client's retry with 409.

@@ -75,31 +75,13 @@ impl Creator<'_> {
             body: message_body,
             traceparent: trace_context::of(&span),
         };
-        let max_queued = self.limits.max_queued;
         // The row and its queue entry are one statement, so without an
         // idempotency key no explicit transaction is needed, and concurrent
         // creates share one statement and one commit (see `coalesce`). With
         // a key, the key's response commits with the row.
         let created = match key {
             None => self.creates.call(pending, answer_by).await?.map(PageImportView::from),
-            Some(key) => {
-                let mut tx = self.pool.begin().await?;
-                crate::db::pin_plan(&mut tx).await?;
-                let row = db::insert_many_queued(&mut tx, std::slice::from_ref(&pending), max_queued)
-                    .await?
-                    .pop()
-                    .flatten();
-                match row {
-                    Some(row) => {
-                        let view = PageImportView::from(row);
-                        idempotency::record_accepted(&mut tx, &key, &view.links.self_, &view).await?;
-                        tx.commit().await?;
-                        Some(view)
-                    }
-                    // Rolled back: nothing is written, the key is released.
-                    None => None,
-                }
-            }
+            Some(key) => self.insert_keyed(&pending, &key).await?,
         };
         let Some(view) = created else {
             return Err(self.refused(actor, organization_id, project_id).await);
@@ -108,6 +90,29 @@ impl Creator<'_> {
         tracing::info!(page_import_id = %id, project_id, "page import created");
         self.dispatch.queued(organization_id);
         Ok(view)
+    }
+
+    /// A create with an `Idempotency-Key`: the statement alone in a
+    /// transaction that also records the key's response. `None` (rolled
+    /// back: nothing written, the key released) when it was refused.
+    async fn insert_keyed(
+        &self,
+        pending: &PendingCreate,
+        key: &IdempotencyKey,
+    ) -> Result<Option<PageImportView>, ApiError> {
+        let mut tx = self.pool.begin().await?;
+        crate::db::pin_plan(&mut tx).await?;
+        let row = db::insert_many_queued(&mut tx, std::slice::from_ref(pending), self.limits.max_queued)
+            .await?
+            .pop()
+            .flatten();
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let view = PageImportView::from(row);
+        idempotency::record_accepted(&mut tx, key, &view.links.self_, &view).await?;
+        tx.commit().await?;
+        Ok(Some(view))
     }
 
     /// Why the create statement wrote nothing for a request: its project is not

@@ -404,14 +404,7 @@ pub async fn erase_orphans(
     out: &mut impl Write,
 ) -> anyhow::Result<OrphanReport> {
     let mut report = OrphanReport::default();
-    // Any `--older-than-secs` is an answer, not a panic: a cutoff before
-    // the epoch spares every object.
-    let cutoff = DateTime::from(
-        SystemTime::now()
-            .checked_sub(older_than)
-            .unwrap_or(SystemTime::UNIX_EPOCH)
-            .max(SystemTime::UNIX_EPOCH),
-    );
+    let cutoff = orphan_cutoff(older_than);
     let mut conn = pool.acquire().await?;
     for prefix in objects::list_prefixes(s3, bucket, ARTIFACT_ROOT).await? {
         report.prefixes += 1;
@@ -445,6 +438,29 @@ pub async fn erase_orphans(
         report.orphans += 1;
         report.objects += n as u64;
     }
+    write_orphan_summary(out, &report, dry_run, older_than)?;
+    Ok(report)
+}
+
+/// The time before which an orphan's newest object must have been written.
+/// Any `--older-than-secs` is an answer, not a panic: a cutoff before the
+/// epoch spares every object.
+fn orphan_cutoff(older_than: Duration) -> DateTime {
+    DateTime::from(
+        SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(SystemTime::UNIX_EPOCH)
+            .max(SystemTime::UNIX_EPOCH),
+    )
+}
+
+/// The run's one summary line.
+fn write_orphan_summary(
+    out: &mut impl Write,
+    report: &OrphanReport,
+    dry_run: bool,
+    older_than: Duration,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: {} prefixes listed, {} orphaned with {} objects {}, {} spared as newer than {} s, {} left alone",
@@ -456,6 +472,5 @@ pub async fn erase_orphans(
         report.spared,
         older_than.as_secs(),
         report.left_alone,
-    )?;
-    Ok(report)
+    )
 }
