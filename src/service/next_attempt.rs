@@ -22,9 +22,10 @@ use crate::queue::messages::{capture_job_body, CaptureDestination};
 /// for a capture slot (`service::dispatch` publishes it), all in the
 /// caller's transaction, admitted as `next.max_queued` says. `None` when
 /// the row is gone or not at `attempt`; a refused attempt leaves the caller
-/// to roll back (the row moved on in the same statement). Not instrumented: a manual
-/// retry's attempt carries on the caller's span (`Span::current()`), which
-/// a span of this function's own (a `debug` one, not exported) would hide.
+/// to roll back (the row moved on in the same statement). Not
+/// instrumented: a manual retry's attempt carries on the caller's span
+/// (`Span::current()`), which a span of this function's own (a `debug`
+/// one, not exported) would hide.
 pub async fn start(
     conn: &mut PgConnection,
     destination: &CaptureDestination,
