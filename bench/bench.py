@@ -58,7 +58,7 @@ def clear_outbox():
     phases run with SQS refused, and pgbench's inserts) would otherwise be
     relayed (or retried) during later phases, and a checkpoint owed by the
     previous phase's WAL would land in the next one."""
-    psql("delete from outbox_message; delete from capture_queue")
+    psql("delete from outbox_message; update page_import set queued_seq = null where queued_seq is not null")
     psql("checkpoint")
 
 
@@ -280,15 +280,11 @@ with visible_project as (
     from visible_project vp cross join lateral capture_admit(array[vp.organization_id], array[1], 1000000000) a
 ), inserted as (
     insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                             device_scale_factor, ready_selector, nonce, created_by, updated_by)
+                             device_scale_factor, ready_selector, nonce, created_by, updated_by, queued_seq)
     select gen_random_uuid()::text, vp.organization_id, vp.id, 'https://example.com/pricing', 1440, 900, 2, '#app',
-           'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user'
+           'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user', nextval('page_import_queued_seq')
     from visible_project vp join backlog b on b.organization_id = vp.organization_id
     where b.admitted = 1 returning *
-), queued as (
-    insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
-    select i.id, i.attempt, i.organization_id, '""" + ("x" * 560) + """', i.project_id::text, i.id || ':1'
-    from inserted i
 ), history as (
     insert into page_import_attempt (page_import_id, attempt, reason, started_by)
     select i.id, i.attempt, 'create', i.created_by from inserted i
@@ -761,7 +757,7 @@ def d():
     # The earlier phases leave imports processing with no fleet to end them,
     # and the first 64 of them hold the slots: they end here, and their
     # queued attempts go, so D starts with every slot free.
-    psql("update page_import set status = '2' where status = '0'; delete from capture_queue")
+    psql("update page_import set status = '2', queued_seq = null where status = '0'")
     orgs = seed_orgs(10, 1000)
     # D2: an instant fleet drains the same imports through the gate at
     # CAPTURE_MAX_IN_FLIGHT 64, and with the gate opened wide (every message
@@ -800,18 +796,12 @@ def d():
     psql("delete from page_import where organization_id >= 1000")
     clear_outbox()
     psql(f"""insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                                      nonce, created_by, updated_by)
+                                      nonce, created_by, updated_by, queued_seq)
              select 'd3-' || lpad(g::text, 8, '0'), {a}, {a}, 'https://example.com/pricing', 1440, 900,
-                    md5(g::text), 'bench-user', 'bench-user'
+                    md5(g::text), 'bench-user', 'bench-user', nextval('page_import_queued_seq')
              from generate_series(1, {backlog}) g;
              insert into page_import_attempt (page_import_id, attempt, reason, started_by)
              select id, 1, 'create', 'bench-user' from page_import where id like 'd3-%';
-             insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
-                                        deduplication_id)
-             select id, 1, organization_id,
-                    json_build_object('schemaVersion', 1, 'pageImportId', id, 'attempt', 1, 'nonce', nonce)::text,
-                    project_id::text, id || ':1'
-             from page_import where id like 'd3-%' order by id;
              select capture_admit(array[{a}], array[{backlog}], null);
              analyze""")
     q = fresh_queue("d3")

@@ -3,7 +3,7 @@
 //!
 //! For each backlog size, a fresh backlog of that many queued attempts
 //! spread over 10 000 organizations (seeded in SQL, as creates leave them:
-//! `page_import`, its attempt, its `capture_queue` row, each organization's
+//! `page_import` with its `queued_seq`, its attempt, each organization's
 //! `capture_org` count as `capture_admit` keeps it), then the slots filled to
 //! `CAPTURE_MAX_IN_FLIGHT` 64 by the service's own pass
 //! (`service::dispatch::grant`). Measured: one slot frees (an in-flight
@@ -16,7 +16,8 @@
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use page_import::service::dispatch::{grant, CaptureLimits};
+use page_import::queue::messages::CaptureDestination;
+use page_import::service::dispatch::{grant, CaptureLimits, GrantRules};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
@@ -57,11 +58,15 @@ async fn main() -> anyhow::Result<()> {
     println!("| queued attempts | seed | p50 | p99 | mean | passes/s |");
     println!("|---|---|---|---|---|---|");
     let mut first_p50 = None;
+    let destination = CaptureDestination {
+        bucket: "bench-artifacts".to_owned(),
+        callback_url: "http://127.0.0.1/internal/page-imports/callback".to_owned(),
+    };
     for &size in &cli.sizes {
         let seeded = Instant::now();
         seed(&pool, size, cli.orgs).await?;
         let seed_secs = seeded.elapsed().as_secs_f64();
-        fill(&pool).await?;
+        fill(&pool, &destination).await?;
         // A backlog smaller than the dispatches measured runs out first.
         let dispatches = cli.dispatches.min(usize::try_from(size - 65).unwrap_or(0)).max(1);
         let mut took = Vec::with_capacity(dispatches);
@@ -69,7 +74,7 @@ async fn main() -> anyhow::Result<()> {
             end_one_in_flight(&pool).await?;
             let started = Instant::now();
             let mut tx = pool.begin().await?;
-            let granted = grant(&mut tx, &LIMITS, 1, Duration::from_secs(30)).await?;
+            let granted = grant(&mut tx, rules(&destination), 1).await?;
             tx.commit().await?;
             took.push(started.elapsed());
             anyhow::ensure!(granted.messages.len() == 1, "a pass granted {}", granted.messages.len());
@@ -99,20 +104,18 @@ async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
         format!("insert into project (id, organization_id, name) select g, g, 'p' from generate_series(1, {orgs}) g"),
         format!(
             "insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                                      nonce, created_by, updated_by)
+                                      nonce, created_by, updated_by, queued_seq)
              select 'bench-' || lpad(g::text, 8, '0'), 1 + g % {orgs}, 1 + g % {orgs}, 'https://example.com/pricing',
-                    1440, 900, 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench', 'bench'
+                    1440, 900, 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench', 'bench',
+                    nextval('page_import_queued_seq')
              from generate_series(1, {size}) g"
         ),
         "insert into page_import_attempt (page_import_id, attempt, reason, started_by)
          select id, 1, 'create', 'bench' from page_import"
             .to_owned(),
-        "insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
-         select id, 1, organization_id, repeat('x', 560), project_id::text, id || ':1' from page_import order by id"
-            .to_owned(),
         // Counted as queued, as the statements that queue attempts count them.
         "select capture_admit(array_agg(organization_id order by organization_id), array_agg(n order by organization_id), null)
-         from (select organization_id, count(*)::int as n from capture_queue group by organization_id) q"
+         from (select organization_id, count(*)::int as n from page_import group by organization_id) q"
             .to_owned(),
         "vacuum analyze".to_owned(),
     ];
@@ -123,10 +126,10 @@ async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
 }
 
 /// Passes until the slots are full.
-async fn fill(pool: &PgPool) -> anyhow::Result<()> {
+async fn fill(pool: &PgPool, destination: &CaptureDestination) -> anyhow::Result<()> {
     loop {
         let mut tx = pool.begin().await?;
-        let granted = grant(&mut tx, &LIMITS, 100, Duration::from_secs(30)).await?;
+        let granted = grant(&mut tx, rules(destination), 100).await?;
         tx.commit().await?;
         if granted.messages.is_empty() {
             return Ok(());
@@ -147,4 +150,13 @@ async fn end_one_in_flight(pool: &PgPool) -> anyhow::Result<()> {
     .execute(pool)
     .await?;
     Ok(())
+}
+
+/// How the bench's passes grant: [`LIMITS`], a lease of 30 s.
+fn rules(destination: &CaptureDestination) -> GrantRules<'_> {
+    GrantRules {
+        limits: &LIMITS,
+        destination,
+        lease: Duration::from_secs(30),
+    }
 }

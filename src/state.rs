@@ -103,7 +103,6 @@ impl Shared {
             pool: &self.pool,
             creates: &self.creates,
             dns: self.dns.as_deref(),
-            destination: &self.destination,
             limits: &self.capture_limits,
             dispatch: &self.dispatch,
             metrics: &self.metrics,
@@ -113,7 +112,6 @@ impl Shared {
     pub fn retrier(&self) -> Retrier<'_> {
         Retrier {
             pool: &self.pool,
-            destination: &self.destination,
             limits: &self.capture_limits,
             committed: &self.committed,
             metrics: &self.metrics,
@@ -142,7 +140,6 @@ impl Shared {
     pub fn sweeper(&self) -> Sweeper {
         Sweeper {
             pool: self.pool.clone(),
-            destination: self.destination.clone(),
             capture_timeout: self.config.capture_timeout,
             max_attempts: self.config.capture_max_attempts,
             committed: self.committed.clone(),
@@ -169,6 +166,7 @@ impl Shared {
             publisher: self.publisher.clone(),
             signal: self.dispatch.clone(),
             limits: self.capture_limits,
+            destination: self.destination.clone(),
             metrics: self.metrics.clone(),
         }
     }

@@ -1,14 +1,15 @@
-//! The capture backlog (SPEC §12): queued attempts (`capture_queue`), the
+//! The capture backlog (SPEC §12): queued attempts (imports whose
+//! `queued_seq` is set, migration `…_capture_queue_on_import.sql`), the
 //! slots of attempts in flight (`capture_slot`) and each organization's
 //! place in the round robin (`capture_org`), as migration
 //! `…_capture_backlog.sql` describes them. The rules that use them are in
 //! `service::dispatch`.
 
-use std::time::Duration;
-
 use sqlx::PgConnection;
 
-use crate::db::outbox::OutboxMessage;
+use crate::db::label::Label;
+use crate::domain::reader::{ColorScheme, Consent};
+use crate::queue::messages::{CaptureSettings, ViewportMessage};
 
 /// The advisory lock one dispatch pass holds for its transaction: passes on
 /// every replica take turns, so what one counts is not changing under it.
@@ -107,12 +108,12 @@ pub async fn pick(
         select q.page_import_id, o.organization_id as "organization_id!"
         from orgs o
         cross join lateral (
-            select q.page_import_id, q.seq from capture_queue q
-            where q.organization_id = o.organization_id
-            order by q.seq
+            select q.id as page_import_id, q.queued_seq from page_import q
+            where q.organization_id = o.organization_id and q.queued_seq is not null
+            order by q.queued_seq
             limit least(o.room, $1)
         ) q
-        order by row_number() over (partition by o.organization_id order by q.seq), o.last_turn, o.organization_id
+        order by row_number() over (partition by o.organization_id order by q.queued_seq), o.last_turn, o.organization_id
         limit $1
         "#,
         free,
@@ -145,54 +146,88 @@ pub async fn lock_orgs(conn: &mut PgConnection, organization_ids: &[i64]) -> sql
     Ok(())
 }
 
-/// Dispatches the `picked` attempts, in order: each leaves the queue, takes
-/// a slot, and gets its outbox message (leased for `lease` to the
-/// after-commit publisher, as a create's message was); each organization
-/// dispatched to moves to the back of the round robin, in the order of its
-/// last attempt here, with its dispatch interval updated (each sample at
-/// most a minute: an organization that was idle for hours, then queues a
-/// burst, is not told to come back in an hour). A queued attempt another
-/// transaction is removing (a soft delete, a cascade) is skipped, never
-/// waited for: that transaction takes its organization's row after its
-/// queue row, the reverse of this pass, which holds the organizations' rows
-/// already (`lock_orgs`). Its import's row is skipped the same way when a
-/// delete holds it: the pass already holds the row's key share that its slot's
-/// foreign key needs, so a delete in SQL or a cascade from a project or an
-/// organization (which takes the import's row, then its queue row) never
-/// deadlocks with it. An attempt whose
-/// import was deleted, or moved on, meanwhile leaves the queue undispatched.
-/// Returns the messages to publish.
-pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duration) -> sqlx::Result<Vec<OutboxMessage>> {
-    let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-    sqlx::query_as!(
-        OutboxMessage,
+/// The fields of an import a capture message is built from
+/// (`db::capture::dispatch` reads them).
+pub struct CaptureSource {
+    pub source_url: String,
+    pub viewport_width: i32,
+    pub viewport_height: i32,
+    pub device_scale_factor: f32,
+    pub viewport_mobile: bool,
+    pub ready_selector: Option<String>,
+    pub color_scheme: Label<ColorScheme>,
+    pub locale: String,
+    pub time_zone: String,
+    pub consent: Label<Consent>,
+}
+
+impl CaptureSource {
+    /// The settings the import's every attempt captures with.
+    pub fn settings(&self) -> CaptureSettings<'_> {
+        CaptureSettings {
+            source_url: &self.source_url,
+            viewport: ViewportMessage {
+                width: self.viewport_width,
+                height: self.viewport_height,
+                device_scale_factor: self.device_scale_factor,
+                mobile: self.viewport_mobile,
+            },
+            ready_selector: self.ready_selector.as_deref(),
+            color_scheme: self.color_scheme.0,
+            locale: &self.locale,
+            time_zone: &self.time_zone,
+            consent: self.consent.0,
+        }
+    }
+}
+
+/// An attempt [`dispatch`] took from the queue: what its message is built
+/// from (`service::dispatch`).
+pub struct Taken {
+    pub id: String,
+    pub attempt: i32,
+    pub project_id: i64,
+    pub nonce: String,
+    /// The attempt's trace (SPEC §9), which its message carries.
+    pub traceparent: Option<String>,
+    pub source: CaptureSource,
+}
+
+/// Dispatches the `picked` attempts, in order: each leaves the queue (its
+/// import's `queued_seq` cleared, which `capture_dequeued` uncounts) and
+/// takes a slot; each organization dispatched to moves to the back of the
+/// round robin, in the order of its last attempt here, with its dispatch
+/// interval updated (each sample at most a minute: an organization that was
+/// idle for hours, then queues a burst, is not told to come back in an
+/// hour). An import another transaction holds (a soft delete, a cascade, a
+/// next attempt) is skipped, never waited for: that transaction takes its
+/// organization's row after the import's, the reverse of this pass, which
+/// holds the organizations' rows already (`lock_orgs`). An attempt that
+/// left the queue meanwhile (its import deleted) is not dispatched.
+/// Returns the attempts taken, in order, for their outbox messages.
+pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Result<Vec<Taken>> {
+    let rows = sqlx::query!(
         r#"
         with free as (
-            select q.page_import_id, p.ord
+            select pi.id, p.ord
             from unnest($1::text[]) with ordinality as p(id, ord)
-            join capture_queue q on q.page_import_id = p.id
-            join page_import pi on pi.id = q.page_import_id
-            for update of q skip locked
-            for key share of pi skip locked
+            join page_import pi on pi.id = p.id
+            where pi.queued_seq is not null and page_import_running(pi.status, pi.deleted_at)
+            for no key update of pi skip locked
         ), taken as (
-            delete from capture_queue q
-            using free f
-            where q.page_import_id = f.page_import_id
-            returning q.page_import_id, q.attempt, q.organization_id, q.body, q.message_group_id,
-                      q.deduplication_id, f.ord
-        ), live as (
-            select t.*, a.traceparent from taken t
-            join page_import pi on pi.id = t.page_import_id and pi.attempt = t.attempt
-            -- An attempt with no history row (written before it was kept)
-            -- still goes, with no trace context.
-            left join page_import_attempt a on a.page_import_id = t.page_import_id and a.attempt = t.attempt
-            where page_import_running(pi.status, pi.deleted_at)
+            update page_import pi
+            set queued_seq = null
+            from free f
+            where pi.id = f.id
+            returning pi.id, pi.attempt, pi.organization_id, pi.project_id, pi.nonce, pi.source_url,
+                      pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
+                      pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent, f.ord
         ), slots as (
             -- An import's slot held by an older attempt is that attempt's,
             -- which has ended: its next attempt (committed after this pass
             -- released the ended slots) takes the slot over.
             insert into capture_slot as s (page_import_id, attempt, organization_id)
-            select page_import_id, attempt, organization_id from live
+            select id, attempt, organization_id from taken
             on conflict (page_import_id) do update
             set attempt = excluded.attempt, organization_id = excluded.organization_id, granted_at = now()
             where s.attempt < excluded.attempt
@@ -200,7 +235,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             -- Numbered after the sort: the organization whose last attempt
             -- came last here goes to the very back.
             select organization_id, n, nextval('capture_turn_seq') as turn
-            from (select organization_id, count(*) as n, max(ord) as last from live group by organization_id) g
+            from (select organization_id, count(*) as n, max(ord) as last from taken group by organization_id) g
             order by last
         ), moved as (
             update capture_org c
@@ -216,18 +251,44 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String], lease: Duratio
             from turns t
             where c.organization_id = t.organization_id
         )
-        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at, traceparent)
-        select 'page_import', body, message_group_id, deduplication_id,
-               now() + make_interval(secs => $2::bigint / 1000.0), traceparent
-        from live
-        order by ord
-        returning id, queue, body, message_group_id, deduplication_id, attempts, traceparent
+        -- An attempt with no history row (written before it was kept)
+        -- still goes, with no trace context.
+        select t.id as "id!", t.attempt as "attempt!", t.project_id as "project_id!", t.nonce as "nonce!",
+               t.source_url as "source_url!", t.viewport_width as "viewport_width!",
+               t.viewport_height as "viewport_height!", t.device_scale_factor as "device_scale_factor!",
+               t.viewport_mobile as "viewport_mobile!", t.ready_selector,
+               t.color_scheme as "color_scheme!: Label<ColorScheme>", t.locale as "locale!",
+               t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", a.traceparent
+        from taken t
+        left join page_import_attempt a on a.page_import_id = t.id and a.attempt = t.attempt
+        order by t.ord
         "#,
         picked,
-        lease_ms,
     )
     .fetch_all(conn)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Taken {
+            id: r.id,
+            attempt: r.attempt,
+            project_id: r.project_id,
+            nonce: r.nonce,
+            traceparent: r.traceparent,
+            source: CaptureSource {
+                source_url: r.source_url,
+                viewport_width: r.viewport_width,
+                viewport_height: r.viewport_height,
+                device_scale_factor: r.device_scale_factor,
+                viewport_mobile: r.viewport_mobile,
+                ready_selector: r.ready_selector,
+                color_scheme: r.color_scheme,
+                locale: r.locale,
+                time_zone: r.time_zone,
+                consent: r.consent,
+            },
+        })
+        .collect())
 }
 
 /// Queued attempts of the whole deployment: reads the round robin's index

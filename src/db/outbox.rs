@@ -38,6 +38,49 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// A message to write: its body and what SQS is told with it.
+pub struct NewMessage {
+    pub body: String,
+    pub message_group_id: String,
+    pub deduplication_id: String,
+    pub traceparent: Option<String>,
+}
+
+/// Writes `messages` for `queue`, in order, leased for `lease` to the
+/// after-commit publisher (the relay takes one whose publisher did not
+/// send it once the lease ends). Returns the rows written, in order.
+pub async fn insert(
+    conn: &mut PgConnection,
+    queue: &str,
+    messages: &[NewMessage],
+    lease: Duration,
+) -> sqlx::Result<Vec<OutboxMessage>> {
+    let bodies: Vec<&str> = messages.iter().map(|m| m.body.as_str()).collect();
+    let groups: Vec<&str> = messages.iter().map(|m| m.message_group_id.as_str()).collect();
+    let dedups: Vec<&str> = messages.iter().map(|m| m.deduplication_id.as_str()).collect();
+    let traceparents: Vec<Option<&str>> = messages.iter().map(|m| m.traceparent.as_deref()).collect();
+    sqlx::query_as!(
+        OutboxMessage,
+        r#"
+        insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at, traceparent)
+        select $1, m.body, m.message_group_id, m.deduplication_id,
+               now() + make_interval(secs => $6::bigint / 1000.0), m.traceparent
+        from unnest($2::text[], $3::text[], $4::text[], $5::text[]) with ordinality
+            as m(body, message_group_id, deduplication_id, traceparent, ord)
+        order by m.ord
+        returning id, queue, body, message_group_id, deduplication_id, attempts, traceparent
+        "#,
+        queue,
+        &bodies as &[&str],
+        &groups as &[&str],
+        &dedups as &[&str],
+        &traceparents as &[Option<&str>],
+        millis(lease),
+    )
+    .fetch_all(conn)
+    .await
+}
+
 /// Claims up to `limit` due messages for `lease`, earliest due first,
 /// skipping rows another replica is claiming right now. The inner select is
 /// one range scan of `outbox_message_due_idx` that stops after `limit` rows,

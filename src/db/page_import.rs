@@ -6,7 +6,6 @@
 pub mod coalesced;
 
 use chrono::{DateTime, Utc};
-use page_import_contract::job::deduplication_id;
 use sqlx::PgConnection;
 
 use crate::db::capture::OrgBacklog;
@@ -15,7 +14,6 @@ use crate::domain::cursor::KeysetPosition;
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
 use crate::domain::reader::{ColorScheme, Consent, ReaderSettings};
 use crate::domain::{JobStatus, Nonce, ReadySelector, SourceUrl, Viewport};
-use crate::queue::messages::{CaptureSettings, ViewportMessage};
 
 /// A row as users may see it: everything but the nonce.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,7 +103,8 @@ macro_rules! page_import_from {
     };
 }
 
-/// One create: the row's fields and its queue message.
+/// One create: the row's fields (its queue message is built when the
+/// attempt is dispatched: `db::capture::dispatch`).
 pub struct PendingCreate {
     pub id: String,
     pub organization_id: i64,
@@ -116,25 +115,23 @@ pub struct PendingCreate {
     pub ready_selector: Option<ReadySelector>,
     pub reader: ReaderSettings,
     pub nonce: Nonce,
-    pub body: String,
     /// The W3C `traceparent` the first attempt's message carries (SPEC §9).
     pub traceparent: Option<String>,
 }
 
-/// The one statement that creates imports: inserts each row, its first
-/// attempt and that attempt's place in the capture queue (SPEC §12), but
-/// only where the project belongs to the organization, the actor is a
-/// member of it, and the organization holds fewer than `max_queued` queued
-/// attempts with this batch's earlier creates counted (admission:
-/// `capture_admit`, migration `…_capture_admission.sql`, which also counts
-/// the admitted as queued). Each organization's backlog row is locked, in
-/// organization order, until the commit, so concurrent creates cannot
-/// together pass the limit. Many
-/// creates share the statement (one commit, one WAL flush: `coalesce`);
-/// a create with an `Idempotency-Key` runs it alone inside its transaction.
-/// One answer per create, in order: the row, or `None` when that create's
-/// project is not visible or its organization's backlog is full (the caller
-/// tells which, `service::create`).
+/// The one statement that creates imports: inserts each row, queued for a
+/// capture slot (`queued_seq`, SPEC §12), and its first attempt, but only
+/// where the project belongs to the organization, the actor is a member of
+/// it, and the organization holds fewer than `max_queued` queued attempts
+/// with this batch's earlier creates counted (admission: `capture_admit`,
+/// migration `…_capture_admission.sql`, which also counts the admitted as
+/// queued). Each organization's backlog row is locked, in organization
+/// order, until the commit, so concurrent creates cannot together pass the
+/// limit. Many creates share the statement (one commit, one WAL flush:
+/// `coalesce`); a create with an `Idempotency-Key` runs it alone inside its
+/// transaction. One answer per create, in order: the row, or `None` when
+/// that create's project is not visible or its organization's backlog is
+/// full (the caller tells which, `service::create`).
 pub async fn insert_many_queued(
     conn: &mut PgConnection,
     batch: &[PendingCreate],
@@ -158,19 +155,17 @@ pub async fn insert_many_queued(
         .map(|c| c.ready_selector.as_ref().map(ReadySelector::as_str))
         .collect();
     let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
-    let bodies: Vec<&str> = batch.iter().map(|c| c.body.as_str()).collect();
-    let dedups: Vec<String> = batch.iter().map(|c| deduplication_id(&c.id, 1)).collect();
     let traceparents: Vec<Option<&str>> = batch.iter().map(|c| c.traceparent.as_deref()).collect();
     let rows = query_page_import!(
         r#"
         -- db::page_import::insert_many_queued (named for pg_stat_activity, which shows 1 KiB of it)
         with req as (
             select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
-                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $11::text[], $12::text[],
-                                 $15::text[], $16::bool[], $17::text[], $18::text[], $19::text[], $20::text[])
+                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $13::text[], $14::bool[],
+                                 $15::text[], $16::text[], $17::text[], $18::text[])
                 with ordinality
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
-                     nonce, body, dedup, traceparent, mobile, color_scheme, locale, time_zone, consent, ord)
+                     nonce, traceparent, mobile, color_scheme, locale, time_zone, consent, ord)
         ), visible as (
             select r.*
             from req r
@@ -186,7 +181,7 @@ pub async fn insert_many_queued(
             -- `admitted` requests, in order.
             select a.organization_id, a.admitted
             from capture_admit((select array_agg(organization_id order by organization_id) from wanted),
-                               (select array_agg(n order by organization_id) from wanted), $14) a
+                               (select array_agg(n order by organization_id) from wanted), $12) a
         ), admitted as (
             select v.*
             from (select v.*, row_number() over (partition by v.organization_id order by v.ord) as nth
@@ -197,22 +192,17 @@ pub async fn insert_many_queued(
             insert into page_import (
                 id, organization_id, project_id, source_url, viewport_width, viewport_height,
                 device_scale_factor, viewport_mobile, ready_selector, color_scheme, locale, time_zone, consent,
-                nonce, created_by, updated_by
+                nonce, created_by, updated_by, queued_seq
             )
             select a.id, a.organization_id, a.project_id, a.source_url, a.width, a.height, a.scale, a.mobile,
                    a.ready_selector, a.color_scheme::color_scheme, a.locale, a.time_zone,
-                   a.consent::consent_mode, a.nonce, a.actor, a.actor
+                   a.consent::consent_mode, a.nonce, a.actor, a.actor, nextval('page_import_queued_seq')
             from admitted a
+            order by a.ord
             returning *
-        ), queued as (
-            insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
-                                       deduplication_id)
-            select i.id, i.attempt, i.organization_id, r.body, i.project_id::text, r.dedup
-            from inserted i join req r on r.id = i.id
-            order by r.ord
         ), history as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select i.id, i.attempt, $13, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
+            select i.id, i.attempt, $11, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
         )
         "#,
         r#"
@@ -228,8 +218,6 @@ pub async fn insert_many_queued(
         &scales,
         &selectors as &[Option<&str>],
         &nonces as &[&str],
-        &bodies as &[&str],
-        &dedups,
         AttemptReason::Create.as_str(),
         max_queued,
         &traceparents as &[Option<&str>],
@@ -371,20 +359,19 @@ pub async fn list_page(
 }
 
 /// Soft delete; `false` when there was no live row the actor may see. A
-/// queued attempt leaves the capture queue with it (it is never dispatched);
-/// the slot of one in flight is released by the next dispatch pass.
+/// queued attempt leaves the capture queue with it (it is never dispatched;
+/// `capture_dequeued` uncounts it); the slot of one in flight is released
+/// by the next dispatch pass.
 pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx::Result<bool> {
     let deleted = sqlx::query_scalar!(
         r#"
         with deleted as (
             update page_import pi
-            set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
+            set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2, queued_seq = null
             where pi.id = $1
               and pi.deleted_at is null
               and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
             returning pi.id
-        ), unqueued as (
-            delete from capture_queue q using deleted d where q.page_import_id = d.id
         )
         select count(*) as "deleted!" from deleted
         "#,
@@ -404,43 +391,6 @@ pub struct TimedOut {
     pub attempt: i32,
     /// The attempt's trace (SPEC §9), for the lines that say how it ended.
     pub traceparent: Option<String>,
-}
-
-/// The fields a capture message is built from.
-pub struct CaptureSource {
-    pub source_url: String,
-    pub viewport_width: i32,
-    pub viewport_height: i32,
-    pub device_scale_factor: f32,
-    pub viewport_mobile: bool,
-    pub ready_selector: Option<String>,
-    pub color_scheme: Label<ColorScheme>,
-    pub locale: String,
-    pub time_zone: String,
-    pub consent: Label<Consent>,
-    /// The `traceparent` of the import's first attempt: the trace that
-    /// created it, which a re-dispatched attempt links to (SPEC §9).
-    pub created_traceparent: Option<String>,
-}
-
-impl CaptureSource {
-    /// The settings the import's every attempt captures with.
-    pub fn settings(&self) -> CaptureSettings<'_> {
-        CaptureSettings {
-            source_url: &self.source_url,
-            viewport: ViewportMessage {
-                width: self.viewport_width,
-                height: self.viewport_height,
-                device_scale_factor: self.device_scale_factor,
-                mobile: self.viewport_mobile,
-            },
-            ready_selector: self.ready_selector.as_deref(),
-            color_scheme: self.color_scheme.0,
-            locale: &self.locale,
-            time_zone: &self.time_zone,
-            consent: self.consent.0,
-        }
-    }
 }
 
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
@@ -477,21 +427,17 @@ pub async fn lock_timed_out(
     })
 }
 
-/// The capture fields of one import, for a message of its next attempt.
-pub async fn capture_source(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<CaptureSource>> {
-    sqlx::query_as!(
-        CaptureSource,
-        r#"
-        select source_url, viewport_width, viewport_height, device_scale_factor, viewport_mobile, ready_selector,
-               color_scheme as "color_scheme: Label<ColorScheme>", locale, time_zone, consent as "consent: Label<Consent>",
-               (select traceparent from page_import_attempt a where a.page_import_id = p.id and a.attempt = 1)
-                   as created_traceparent
-        from page_import p where id = $1
-        "#,
+/// The `traceparent` of the import's first attempt: the trace that created
+/// it, which a re-dispatched attempt links to (SPEC §9). `None` also for an
+/// import created before traces were kept.
+pub async fn created_traceparent(conn: &mut PgConnection, id: &str) -> sqlx::Result<Option<String>> {
+    let found = sqlx::query_scalar!(
+        "select traceparent from page_import_attempt where page_import_id = $1 and attempt = 1",
         id
     )
     .fetch_optional(conn)
-    .await
+    .await?;
+    Ok(found.flatten())
 }
 
 /// How an attempt ends in a terminal status: the row's new status and
@@ -573,18 +519,18 @@ pub struct NextAttempt<'a> {
 pub enum NextStarted {
     /// The next attempt, this number, is queued.
     Queued(i32),
-    /// Admission refused it: the organization's backlog is full. The row
-    /// moved on in the same statement: the caller must roll back.
+    /// Admission refused it: the organization's backlog is full. Nothing
+    /// was written.
     Refused(OrgBacklog),
 }
 
-/// Starts attempt `attempt + 1` with a fresh nonce and queues it for a
-/// capture slot with its message (SPEC §12), ends the current attempt's
-/// history row and starts the next one's, in one statement; the attempt
-/// goes through admission (`capture_admit`, migration
-/// `…_capture_admission.sql`) as a create's does. The caller holds the
-/// row's lock and has decided the row may move on; the statement still
-/// refuses a row that is deleted, or not at `attempt` in the status
+/// Starts attempt `attempt + 1` with a fresh nonce, queued for a capture
+/// slot (`queued_seq`, SPEC §12), ends the current attempt's history row and
+/// starts the next one's, in one statement, if admission lets it
+/// (`capture_admit`, migration `…_capture_admission.sql`, as a create's
+/// attempt goes through it); a refused attempt writes nothing. The caller
+/// holds the row's lock and has decided the row may move on; the statement
+/// still refuses a row that is deleted, or not at `attempt` in the status
 /// `next.from`, a guard against a caller that forgot: `None`.
 #[tracing::instrument(name = "db.start_next_attempt", skip_all)]
 pub async fn start_next_attempt(
@@ -593,20 +539,26 @@ pub async fn start_next_attempt(
     attempt: i32,
     nonce: &Nonce,
     next: &NextAttempt<'_>,
-    message_body: &str,
     traceparent: Option<&str>,
 ) -> sqlx::Result<Option<NextStarted>> {
     let started = sqlx::query!(
         r#"
-        with next as (
-            update page_import
-            set attempt = attempt + 1, nonce = $3, status = $11, result_url = null, capture_hash = null,
-                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4
-            where id = $1 and attempt = $2 and status = $9 and deleted_at is null
-            returning id, organization_id, project_id, attempt
+        with current as (
+            select id, organization_id from page_import
+            where id = $1 and attempt = $2 and status = $7 and deleted_at is null
         ), admission as (
             select a.admitted, a.queued, a.dispatch_interval_secs
-            from next n cross join lateral capture_admit(array[n.organization_id], array[1], $12) a
+            from current c cross join lateral capture_admit(array[c.organization_id], array[1], $10) a
+        ), next as (
+            -- An import has one current attempt, so one place in the queue:
+            -- its last attempt left the queue when it was dispatched.
+            update page_import p
+            set attempt = attempt + 1, nonce = $3, status = $9, result_url = null, capture_hash = null,
+                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4,
+                queued_seq = nextval('page_import_queued_seq')
+            from current c, admission a
+            where p.id = c.id and a.admitted = 1
+            returning p.id, p.attempt
         ), ended as (
             update page_import_attempt a
             set finished_at = now(), outcome = $5
@@ -614,14 +566,7 @@ pub async fn start_next_attempt(
             where $5::text is not null and a.page_import_id = n.id and a.attempt = $2 and a.finished_at is null
         ), started as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select n.id, n.attempt, $6, $4, $10 from next n
-        ), queued as (
-            -- An import has one current attempt, so one place in the queue:
-            -- its last attempt left the queue when it was dispatched.
-            insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id,
-                                       deduplication_id)
-            select n.id, n.attempt, n.organization_id, $7, n.project_id::text, $8
-            from next n join admission a on a.admitted = 1
+            select n.id, n.attempt, $6, $4, $8 from next n
         )
         select a.admitted = 1 as "admitted!", a.queued as "queued!", a.dispatch_interval_secs
         from admission a
@@ -632,8 +577,6 @@ pub async fn start_next_attempt(
         next.actor,
         next.ended.map(AttemptOutcome::as_str),
         next.reason.as_str(),
-        message_body,
-        deduplication_id(id, attempt + 1),
         next.from as JobStatus,
         traceparent,
         JobStatus::Processing as JobStatus,

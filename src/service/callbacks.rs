@@ -195,8 +195,7 @@ impl Callbacks<'_> {
             max_queued: None,
         };
         // A re-dispatch is never refused (`max_queued: None`).
-        let Some(NextStarted::Queued(next)) = next_attempt::start(&mut tx, self.destination, id, attempt, next).await?
-        else {
+        let Some(NextStarted::Queued(next)) = next_attempt::start(&mut tx, id, attempt, next).await? else {
             return Err(ApiError::NotFound);
         };
         db::record_retryable_failure(

@@ -1,7 +1,7 @@
 //! Creating a page import (SPEC §6): the `processing` row, its first
-//! attempt and that attempt's place in the capture queue with its message,
-//! committed together if the organization may queue it (SPEC §12), then
-//! handed to the dispatcher.
+//! attempt and that attempt's place in the capture queue, committed
+//! together if the organization may queue it (SPEC §12), then handed to the
+//! dispatcher, which writes the attempt's message when it grants it a slot.
 
 use std::time::Instant;
 
@@ -16,10 +16,9 @@ use crate::db::page_import::coalesced::Creates;
 use crate::db::page_import::{self as db, PendingCreate};
 use crate::dns::{DnsCheckError, DnsChecker};
 use crate::domain::new_import::NewImport;
-use crate::domain::{Nonce, ReadySelector, SourceUrl};
+use crate::domain::{Nonce, SourceUrl};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::messages::{capture_job_body, CaptureDestination, CaptureSettings, ViewportMessage};
 use crate::queue::DispatchSignal;
 use crate::resource::PageImportView;
 use crate::service::dispatch::{self, CaptureLimits};
@@ -33,7 +32,6 @@ pub struct Creator<'a> {
     pub creates: &'a Creates,
     /// `SOURCE_URL_DNS_CHECK`: `None` when off.
     pub dns: Option<&'a DnsChecker>,
-    pub destination: &'a CaptureDestination,
     /// `ORG_MAX_QUEUED` (admission).
     pub limits: &'a CaptureLimits,
     /// Woken once the import is queued.
@@ -60,7 +58,6 @@ impl Creator<'_> {
         let span = tracing::Span::current();
         span.record("page_import_id", id.as_str());
         let nonce = Nonce::generate();
-        let message_body = capture_job_body(self.destination, &id, 1, nonce.expose(), &settings(&request));
         let (organization_id, project_id) = (request.organization_id, request.project_id);
         let pending = PendingCreate {
             id: id.clone(),
@@ -72,7 +69,6 @@ impl Creator<'_> {
             ready_selector: request.ready_selector,
             reader: request.reader,
             nonce,
-            body: message_body,
             traceparent: trace_context::of(&span),
         };
         // The row and its queue entry are one statement, so without an
@@ -128,25 +124,6 @@ impl Creator<'_> {
             Ok::<_, ApiError>(dispatch::too_many_queued(backlog, self.metrics))
         };
         why.await.unwrap_or_else(|err| err)
-    }
-}
-
-/// The settings the import's first attempt captures with (stored with the
-/// row, every later one's: `db::page_import::CaptureSource::settings`).
-fn settings(request: &NewImport) -> CaptureSettings<'_> {
-    CaptureSettings {
-        source_url: request.source_url.as_str(),
-        viewport: ViewportMessage {
-            width: request.viewport.width,
-            height: request.viewport.height,
-            device_scale_factor: request.viewport.device_scale_factor,
-            mobile: request.viewport.mobile,
-        },
-        ready_selector: request.ready_selector.as_ref().map(ReadySelector::as_str),
-        color_scheme: request.reader.color_scheme,
-        locale: request.reader.locale.as_str(),
-        time_zone: request.reader.time_zone.as_str(),
-        consent: request.reader.consent,
     }
 }
 

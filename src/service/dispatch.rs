@@ -10,15 +10,19 @@
 //! queued or ended in this process: [`DispatchSignal`]) and on a timer for
 //! what changed elsewhere.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::{PgConnection, PgPool};
 use tokio_util::sync::CancellationToken;
 
-use crate::db::capture::{self, OrgBacklog};
-use crate::db::outbox::OutboxMessage;
+use page_import_contract::job::deduplication_id;
+
+use crate::db::capture::{self, OrgBacklog, Taken};
+use crate::db::outbox::{self, NewMessage, OutboxMessage};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
+use crate::queue::messages::{capture_job_body, CaptureDestination};
 use crate::queue::{DispatchSignal, Publisher};
 
 /// Attempts one pass dispatches at most; a larger backlog of free slots
@@ -65,6 +69,8 @@ pub struct Dispatcher {
     pub publisher: Publisher,
     pub signal: DispatchSignal,
     pub limits: CaptureLimits,
+    /// Where the granted attempts' messages send their captures.
+    pub destination: Arc<CaptureDestination>,
     pub metrics: Metrics,
 }
 
@@ -95,20 +101,25 @@ pub struct Granted {
     pub messages: Vec<OutboxMessage>,
 }
 
+/// How a pass grants slots: the limits, and the granted attempts' messages
+/// (where they send their captures, and how long the after-commit publisher
+/// holds them).
+#[derive(Clone, Copy)]
+pub struct GrantRules<'a> {
+    pub limits: &'a CaptureLimits,
+    pub destination: &'a CaptureDestination,
+    pub lease: Duration,
+}
+
 /// The database half of a pass, in the caller's transaction: takes the
 /// dispatch lock, releases the slots of ended attempts, and grants up to
 /// `limit` free slots in round-robin order, writing the granted attempts'
-/// outbox messages leased for `lease`.
+/// outbox messages leased for `rules.lease`.
 #[tracing::instrument(name = "dispatch.grant", level = "debug", skip_all, fields(limit = limit))]
-pub async fn grant(
-    tx: &mut PgConnection,
-    limits: &CaptureLimits,
-    limit: i64,
-    lease: Duration,
-) -> sqlx::Result<Granted> {
+pub async fn grant(tx: &mut PgConnection, rules: GrantRules<'_>, limit: i64) -> sqlx::Result<Granted> {
     capture::lock_dispatch(tx).await?;
     capture::release_ended_slots(tx).await?;
-    grant_free_slots(tx, limits, limit, lease).await
+    grant_free_slots(tx, rules, limit).await
 }
 
 /// The rest of [`grant`], once the ended slots were released: counts the
@@ -116,12 +127,8 @@ pub async fn grant(
 /// started after the release (a retryable failure's next attempt) may be
 /// granted the slot its import's ended attempt still holds.
 #[tracing::instrument(name = "dispatch.grant_free_slots", level = "debug", skip_all, fields(limit = limit))]
-pub async fn grant_free_slots(
-    tx: &mut PgConnection,
-    limits: &CaptureLimits,
-    limit: i64,
-    lease: Duration,
-) -> sqlx::Result<Granted> {
+pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limit: i64) -> sqlx::Result<Granted> {
+    let limits = rules.limits;
     let busy = capture::in_flight_by_org(tx).await?;
     let in_flight: i64 = busy.iter().map(|(_, n)| n).sum();
     let at_limit: Vec<i64> = busy
@@ -148,7 +155,9 @@ pub async fn grant_free_slots(
     orgs.dedup();
     capture::lock_orgs(tx, &orgs).await?;
     let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
-    let messages = capture::dispatch(tx, &ids, lease).await?;
+    let taken = capture::dispatch(tx, &ids).await?;
+    let messages: Vec<NewMessage> = taken.iter().map(|t| message(rules.destination, t)).collect();
+    let messages = outbox::insert(tx, "page_import", &messages, rules.lease).await?;
     Ok(Granted {
         in_flight,
         at_limit,
@@ -157,13 +166,39 @@ pub async fn grant_free_slots(
     })
 }
 
+/// The queue message of an attempt granted a slot (SPEC §7), built from its
+/// import's row as it is at the dispatch.
+fn message(destination: &CaptureDestination, taken: &Taken) -> NewMessage {
+    NewMessage {
+        body: capture_job_body(
+            destination,
+            &taken.id,
+            taken.attempt,
+            &taken.nonce,
+            &taken.source.settings(),
+        ),
+        message_group_id: taken.project_id.to_string(),
+        deduplication_id: deduplication_id(&taken.id, taken.attempt),
+        traceparent: taken.traceparent.clone(),
+    }
+}
+
 impl Dispatcher {
+    /// How this dispatcher's passes grant slots.
+    fn rules(&self) -> GrantRules<'_> {
+        GrantRules {
+            limits: &self.limits,
+            destination: &self.destination,
+            lease: self.publisher.lease(),
+        }
+    }
+
     /// One pass, one transaction ([`grant`]), then the granted attempts'
     /// messages go to the publisher.
     #[tracing::instrument(name = "dispatch.pass", level = "debug", skip_all, fields(limit, dispatched))]
     pub async fn dispatch_once(&self, limit: i64) -> anyhow::Result<Pass> {
         let mut tx = self.pool.begin().await?;
-        let granted = grant(&mut tx, &self.limits, limit, self.publisher.lease()).await?;
+        let granted = grant(&mut tx, self.rules(), limit).await?;
         tx.commit().await?;
         let dispatched = granted.messages.len();
         tracing::Span::current().record("dispatched", dispatched);

@@ -15,29 +15,22 @@ use tracing::Instrument;
 use crate::db::page_import::{self as db, NextAttempt, NextStarted};
 use crate::domain::lifecycle::AttemptReason;
 use crate::domain::Nonce;
-use crate::queue::messages::{capture_job_body, CaptureDestination};
 
 /// Moves the import from `attempt` to `attempt + 1` with a fresh nonce,
-/// records why in its history, and queues the new attempt with its message
-/// for a capture slot (`service::dispatch` publishes it), all in the
+/// records why in its history, and queues the new attempt for a capture
+/// slot (`service::dispatch` writes and publishes its message), all in the
 /// caller's transaction, admitted as `next.max_queued` says. `None` when
-/// the row is gone or not at `attempt`; a refused attempt leaves the caller
-/// to roll back (the row moved on in the same statement). Not
+/// the row is gone or not at `attempt`; a refused attempt writes nothing. Not
 /// instrumented: a manual retry's attempt carries on the caller's span
 /// (`Span::current()`), which a span of this function's own (a `debug`
 /// one, not exported) would hide.
 pub async fn start(
     conn: &mut PgConnection,
-    destination: &CaptureDestination,
     id: &str,
     attempt: i32,
     next: NextAttempt<'_>,
 ) -> sqlx::Result<Option<NextStarted>> {
-    let Some(source) = db::capture_source(conn, id).await? else {
-        return Ok(None);
-    };
     let nonce = Nonce::generate();
-    let body = capture_job_body(destination, id, attempt + 1, nonce.expose(), &source.settings());
     // A manual retry is a request: its trace goes on. Anything else (a
     // timeout, a retryable failure) is a re-dispatch of the service's own.
     let trace = if next.reason == AttemptReason::Manual {
@@ -45,11 +38,11 @@ pub async fn start(
     } else {
         let root = tracing::info_span!(parent: None, "redispatch", page_import_id = %id, attempt = attempt + 1,
                                        reason = next.reason.as_str());
-        trace_context::link(&root, source.created_traceparent.as_deref());
+        trace_context::link(&root, db::created_traceparent(conn, id).await?.as_deref());
         root
     };
     let traceparent = trace_context::of(&trace);
-    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, &body, traceparent.as_deref())
+    let started = db::start_next_attempt(conn, id, attempt, &nonce, &next, traceparent.as_deref())
         .instrument(trace.clone())
         .await?;
     if let Some(NextStarted::Queued(queued)) = started {

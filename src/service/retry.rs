@@ -10,7 +10,6 @@ use crate::domain::lifecycle::AttemptReason;
 use crate::domain::JobStatus;
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::messages::CaptureDestination;
 use crate::queue::Committed;
 use crate::resource::PageImportView;
 use crate::service::dispatch::{self, CaptureLimits};
@@ -19,7 +18,6 @@ use crate::service::next_attempt;
 /// What a retry uses.
 pub struct Retrier<'a> {
     pub pool: &'a PgPool,
-    pub destination: &'a CaptureDestination,
     /// `ORG_MAX_QUEUED` (admission).
     pub limits: &'a CaptureLimits,
     /// Told once the next attempt is queued.
@@ -61,7 +59,7 @@ impl Retrier<'_> {
             ended: None,
             max_queued: Some(self.limits.max_queued),
         };
-        match next_attempt::start(&mut tx, self.destination, &row.id, fence.attempt, next).await? {
+        match next_attempt::start(&mut tx, &row.id, fence.attempt, next).await? {
             Some(NextStarted::Queued(_)) => {}
             // Rolled back when `tx` drops: nothing is written.
             Some(NextStarted::Refused(backlog)) => return Err(dispatch::too_many_queued(Some(backlog), self.metrics)),

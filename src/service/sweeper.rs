@@ -3,7 +3,6 @@
 //! starts, otherwise the import fails with "Capture timed out". The task
 //! that runs it periodically is in `background.rs`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use page_import_platform::telemetry::trace_context;
@@ -15,7 +14,6 @@ use crate::db::page_import::{Finish, NextAttempt, NextStarted};
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason, SWEEPER};
 use crate::domain::JobStatus;
 use crate::metrics::Metrics;
-use crate::queue::messages::CaptureDestination;
 use crate::queue::Committed;
 use crate::service::next_attempt;
 
@@ -26,7 +24,6 @@ const TIMED_OUT_MESSAGE: &str = "Capture timed out";
 #[derive(Clone)]
 pub struct Sweeper {
     pub pool: PgPool,
-    pub destination: Arc<CaptureDestination>,
     /// `CAPTURE_TIMEOUT_SECS`.
     pub capture_timeout: Duration,
     /// `CAPTURE_MAX_ATTEMPTS`.
@@ -101,9 +98,7 @@ impl Sweeper {
                 max_queued: None,
             };
             // A re-dispatch is never refused (`max_queued: None`).
-            let Some(NextStarted::Queued(next)) =
-                next_attempt::start(tx, &self.destination, &row.id, row.attempt, next).await?
-            else {
+            let Some(NextStarted::Queued(next)) = next_attempt::start(tx, &row.id, row.attempt, next).await? else {
                 return Ok(false);
             };
             tracing::info!(page_import_id = %row.id, attempt = next, "capture timed out; next attempt");

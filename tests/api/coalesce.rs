@@ -1,7 +1,7 @@
 //! Coalesced statements (`coalesce`): a batch mixes actors and tenants,
 //! so every answer must be the one its own request would have had alone.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use page_import::db::page_import::coalesced::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
 use page_import::domain::reader::ReaderSettings;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
+use page_import::service::dispatch::{grant, CaptureLimits, GrantRules};
 use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -60,7 +61,6 @@ async fn batched_reads_answer_each_pair_by_its_own_actor(pool: PgPool) {
 fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate {
     let id = Uuid::now_v7().to_string();
     PendingCreate {
-        body: format!("{{\"pageImportId\":\"{id}\"}}"),
         id,
         organization_id,
         project_id,
@@ -80,17 +80,40 @@ async fn app_without_dispatch_timer(pool: PgPool) -> TestApp {
     TestApp::spawn_with_env(pool, vec![("CAPTURE_DISPATCH_INTERVAL_MS", "3600000".into())]).await
 }
 
-/// The imports stored, and the imports whose capture message is queued.
+/// The imports stored, and the imports queued for a capture slot.
 async fn stored_ids(pool: &PgPool) -> (HashSet<String>, HashSet<String>) {
     let rows: Vec<String> = sqlx::query_scalar("select id from page_import")
         .fetch_all(pool)
         .await
         .unwrap();
-    let messages: Vec<String> = sqlx::query_scalar("select body::json->>'pageImportId' from capture_queue")
+    let queued: Vec<String> = sqlx::query_scalar("select id from page_import where queued_seq is not null")
         .fetch_all(pool)
         .await
         .unwrap();
-    (rows.into_iter().collect(), messages.into_iter().collect())
+    (rows.into_iter().collect(), queued.into_iter().collect())
+}
+
+/// The bodies of the messages a dispatch pass writes for every queued
+/// attempt (the app's own dispatcher is not woken by these tests).
+async fn dispatched_bodies(app: &TestApp) -> Vec<Value> {
+    let limits = CaptureLimits {
+        max_in_flight: 100,
+        max_in_flight_per_org: 100,
+        max_queued: 10_000,
+    };
+    let rules = GrantRules {
+        limits: &limits,
+        destination: &app.state.destination,
+        lease: Duration::from_secs(60),
+    };
+    let mut tx = app.pool.begin().await.unwrap();
+    let granted = grant(&mut tx, rules, 100).await.unwrap();
+    tx.commit().await.unwrap();
+    granted
+        .messages
+        .iter()
+        .map(|m| serde_json::from_str(&m.body).unwrap())
+        .collect()
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -115,13 +138,6 @@ async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(
         if let Ok(Some(row)) = answer {
             assert_eq!(&row.id, id, "each create gets its own row back");
             assert_eq!(&row.created_by, actor);
-            let body: String = sqlx::query_scalar("select body from capture_queue where page_import_id = $1")
-                .bind(id)
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            let body: Value = serde_json::from_str(&body).unwrap();
-            assert_eq!(body["pageImportId"], id.as_str(), "its queued message is its own");
         }
     }
     for (i, nonce) in nonces.iter().enumerate() {
@@ -129,10 +145,26 @@ async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(
             assert_eq!(&app.nonce_of(&expected[i].0).await, nonce);
         }
     }
-    let (rows, messages) = stored_ids(&pool).await;
+    let (rows, queued) = stored_ids(&pool).await;
     let visible: HashSet<String> = [expected[0].0.clone(), expected[2].0.clone()].into();
     assert_eq!(rows, visible, "nothing written for the invisible creates");
-    assert_eq!(messages, visible);
+    assert_eq!(queued, visible);
+    // Each one's message, written when it is dispatched, is its own.
+    let messages: HashMap<String, String> = dispatched_bodies(&app)
+        .await
+        .into_iter()
+        .map(|b| {
+            (
+                b["pageImportId"].as_str().unwrap().to_owned(),
+                b["nonce"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected_messages: HashMap<String, String> = [0, 2]
+        .into_iter()
+        .map(|i| (expected[i].0.clone(), nonces[i].clone()))
+        .collect();
+    assert_eq!(messages, expected_messages);
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -144,7 +176,6 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
     // the batch's queued messages below.
     app.wait_dispatched(&existing).await;
     let mut clash = pending(alice.organization_id, alice.project_id, &alice.subject);
-    let clash_message = clash.body.clone();
     clash.id = existing.clone(); // a primary-key violation fails the whole statement
     let batch = vec![
         pending(alice.organization_id, alice.project_id, &alice.subject),
@@ -160,17 +191,13 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
         answers[1].as_ref().err()
     );
     assert!(matches!(answers[2], Ok(Some(_))), "{:?}", answers[2].as_ref().err());
-    let (rows, messages) = stored_ids(&pool).await;
-    assert_eq!(rows, [existing, ids[0].clone(), ids[2].clone()].into());
-    assert!(messages.contains(&ids[0]) && messages.contains(&ids[2]));
-    let failed: i64 = sqlx::query_scalar(
-        "select (select count(*) from capture_queue where body = $1) + (select count(*) from outbox_message where body = $1)",
-    )
-        .bind(&clash_message)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    assert_eq!(failed, 0, "the failed create left no message behind");
+    let (rows, queued) = stored_ids(&pool).await;
+    assert_eq!(rows, [existing.clone(), ids[0].clone(), ids[2].clone()].into());
+    assert_eq!(
+        queued,
+        [ids[0].clone(), ids[2].clone()].into(),
+        "the failed create queued nothing (the import it clashed with was dispatched already)"
+    );
 }
 
 /// Many GETs at once from two tenants, each for either tenant's imports: the

@@ -13,7 +13,8 @@ use serde_json::Value;
 use sqlx::PgPool;
 
 use page_import::db::capture;
-use page_import::service::dispatch::{grant, CaptureLimits};
+use page_import::queue::messages::CaptureDestination;
+use page_import::service::dispatch::{grant, CaptureLimits, GrantRules};
 
 use crate::helpers::worker::Job;
 use crate::helpers::*;
@@ -278,7 +279,14 @@ async fn a_deleted_queued_import_is_never_dispatched(pool: PgPool) {
     app.end(&job).await;
     // The slot went past the deleted import to the next one.
     assert_eq!(app.exactly_jobs(1).await[0].id, after);
-    assert_eq!(count(&app.pool, "select count(*) from capture_queue").await, 0);
+    assert_eq!(
+        count(
+            &app.pool,
+            "select count(*) from page_import where queued_seq is not null"
+        )
+        .await,
+        0
+    );
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -328,7 +336,10 @@ async fn deletes_in_sql_racing_dispatch_passes_never_deadlock(pool: PgPool) {
         failed.len(),
         failed.first()
     );
-    assert_eq!(count(&pool, "select count(*) from capture_queue").await, 0);
+    assert_eq!(
+        count(&pool, "select count(*) from page_import where queued_seq is not null").await,
+        0
+    );
 }
 
 /// The sweeper's timeout of a dead worker's attempt frees its slot for the
@@ -373,7 +384,7 @@ async fn count_drift(pool: &PgPool) -> i64 {
     count(
         pool,
         "select count(*) from capture_org c
-         where c.queued <> (select count(*) from capture_queue q where q.organization_id = c.organization_id)",
+         where c.queued <> (select count(*) from page_import p where p.organization_id = c.organization_id and p.queued_seq is not null)",
     )
     .await
 }
@@ -408,7 +419,8 @@ async fn a_full_backlog_answers_429_with_retry_after_and_writes_nothing(pool: Pg
     .unwrap_or(0.0);
 
     let written = "select (select count(*) from page_import) + (select count(*) from idempotency_key)
-                   + (select count(*) from capture_queue) + (select count(*) from outbox_message)";
+                   + (select count(*) from page_import_attempt) + (select sum(attempt) from page_import)
+                   + (select count(*) from page_import where queued_seq is not null) + (select count(*) from outbox_message)";
     let before = count(&pool, written).await;
     let refused = post_keyed(&app, &full, "refused-then-later").await;
     assert_eq!(refused.status(), 429);
@@ -512,7 +524,7 @@ async fn concurrent_creates_never_pass_the_queued_limit(pool: PgPool) {
     let queued = count(
         &pool,
         &format!(
-            "select count(*) from capture_queue where organization_id = {}",
+            "select count(*) from page_import where organization_id = {} and queued_seq is not null",
             tenant.organization_id
         ),
     )
@@ -753,13 +765,10 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         .await
         .unwrap();
     }
-    sqlx::query(
-        "insert into capture_queue (page_import_id, attempt, organization_id, body, message_group_id, deduplication_id)
-         select id, 1, organization_id, '{}', project_id::text, id || ':1' from page_import order by created_at",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
+    sqlx::query("update page_import set queued_seq = nextval('page_import_queued_seq')")
+        .execute(&pool)
+        .await
+        .unwrap();
     // Counted as queued, as the statements that queue attempts count them.
     sqlx::query("select capture_admit(array_agg(id), array_agg(3), null) from organization")
         .execute(&pool)
@@ -770,7 +779,6 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         max_in_flight_per_org: 1,
         max_queued: 1000,
     };
-    let lease = Duration::from_secs(60);
 
     let mut first = pool.begin().await.unwrap();
     capture::lock_dispatch(&mut first).await.unwrap();
@@ -780,10 +788,10 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         "one free slot"
     );
     let other = tokio::spawn({
-        let pool = pool.clone();
+        let (pool, destination) = (pool.clone(), app.state.destination.clone());
         async move {
             let mut tx = pool.begin().await.unwrap();
-            let granted = grant(&mut tx, &limits, 10, lease).await.unwrap();
+            let granted = grant(&mut tx, rules(&destination, &limits), 10).await.unwrap();
             tx.commit().await.unwrap();
             granted.messages.len()
         }
@@ -793,17 +801,19 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         !other.is_finished(),
         "the other pass waits while the first holds the count"
     );
-    let granted = grant(&mut first, &limits, 10, lease).await.unwrap();
+    let granted = grant(&mut first, rules(&app.state.destination, &limits), 10)
+        .await
+        .unwrap();
     first.commit().await.unwrap();
     assert_eq!(granted.messages.len(), 1);
     assert_eq!(other.await.unwrap(), 0, "the other pass found the slot taken");
     assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
 
-/// A soft delete takes its queue row, then its organization's backlog row;
-/// a pass holds the organizations' rows, then takes queue rows. A pass that
-/// meets the queue row of an import being deleted skips it instead of
-/// waiting: neither waits for the other, and the delete answers 204 (it was
+/// A soft delete takes its import's row (which leaves the queue), then its
+/// organization's backlog row; a pass holds the organizations' rows, then
+/// takes queued imports' rows. A pass that meets the row of an import being
+/// deleted skips it instead of waiting: neither waits for the other, and the delete answers 204 (it was
 /// a deadlock, a 500, when the pass waited).
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgPool) {
@@ -824,23 +834,23 @@ async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgP
     // before it moves attempts) ...
     let mut pass = pool.begin().await.unwrap();
     capture::lock_orgs(&mut pass, &[tenant.organization_id]).await.unwrap();
-    // ... while the import is deleted: the delete removes its queue row and
-    // then waits for the organization's row.
+    // ... while the import is deleted: the delete takes the import's row
+    // out of the queue and then waits for the organization's row.
     let delete = {
         let (app, path, token) = (&app, format!("/page-imports/{queued}"), tenant.token.clone());
         async move { app.delete(&path, &token).await.status() }
     };
     let moved = async {
         assert!(
-            app.waits_for_lock("capture_queue").await,
+            app.waits_for_lock("set deleted_at = now(), deleted_by").await,
             "the delete waits for the pass"
         );
         // The pass now reaches that queue row: it skips it.
-        let messages = capture::dispatch(&mut pass, std::slice::from_ref(&queued), Duration::from_secs(60))
+        let taken = capture::dispatch(&mut pass, std::slice::from_ref(&queued))
             .await
             .expect("no deadlock");
         pass.commit().await.unwrap();
-        messages.len()
+        taken.len()
     };
     let (status, moved) = tokio::join!(delete, moved);
     assert_eq!(status, 204);
@@ -882,9 +892,10 @@ async fn a_next_attempt_committed_between_release_and_grant_takes_over_its_slot(
     retryable["retryable"] = true.into();
     let response = app.callback(&retryable).await;
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
-    let granted = page_import::service::dispatch::grant_free_slots(&mut pass, &limits, 10, Duration::from_secs(60))
-        .await
-        .expect("the grant of a pass that met a next attempt");
+    let granted =
+        page_import::service::dispatch::grant_free_slots(&mut pass, rules(&app.state.destination, &limits), 10)
+            .await
+            .expect("the grant of a pass that met a next attempt");
     pass.commit().await.unwrap();
     assert_eq!(granted.messages.len(), 1);
     assert_eq!(granted.messages[0].deduplication_id, format!("{id}:2"));
@@ -915,7 +926,7 @@ async fn a_pass_that_granted_nothing_because_its_candidates_were_locked_ends(poo
     assert_eq!(job.id, running);
     // A delete in progress holds the queued attempt's row ...
     let mut delete = pool.begin().await.unwrap();
-    sqlx::query("select 1 from capture_queue where page_import_id = $1 for update")
+    sqlx::query("select 1 from page_import where id = $1 for update")
         .bind(&queued)
         .execute(&mut *delete)
         .await
@@ -1033,4 +1044,14 @@ async fn an_organization_whose_id_changes_keeps_its_backlog(pool: PgPool) {
         next.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(),
         [queued.as_str()]
     );
+}
+
+/// How the tests' own passes grant: `limits`, the app's destination, a
+/// minute's lease.
+fn rules<'a>(destination: &'a CaptureDestination, limits: &'a CaptureLimits) -> GrantRules<'a> {
+    GrantRules {
+        limits,
+        destination,
+        lease: Duration::from_secs(60),
+    }
 }
