@@ -276,8 +276,13 @@ with visible_project as (
     join organization_member m on m.organization_id = p.organization_id and m.subject = 'bench-user'
     where p.id = 1 and p.organization_id = 1
 ), backlog as (
-    select a.organization_id, a.admitted
-    from visible_project vp cross join lateral capture_admit(array[vp.organization_id], array[1], 1000000000) a
+    insert into capture_org as c (organization_id, queued, has_queued, admitted)
+    select vp.organization_id, 1, true, 1 from visible_project vp
+    on conflict (organization_id) do update
+    set queued = c.queued + least(1, greatest(0, 1000000000 - c.queued)),
+        has_queued = c.queued + least(1, greatest(0, 1000000000 - c.queued)) > 0,
+        admitted = least(1, greatest(0, 1000000000 - c.queued))
+    returning c.organization_id, c.admitted
 ), inserted as (
     insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
                              device_scale_factor, ready_selector, nonce, created_by, updated_by, queued_seq)
@@ -802,7 +807,8 @@ def d():
              from generate_series(1, {backlog}) g;
              insert into page_import_attempt (page_import_id, attempt, reason, started_by)
              select id, 1, 'create', 'bench-user' from page_import where id like 'd3-%';
-             select capture_admit(array[{a}], array[{backlog}], null);
+             insert into capture_org (organization_id, queued, has_queued) values ({a}, {backlog}, true)
+             on conflict (organization_id) do update set queued = capture_org.queued + {backlog}, has_queued = true;
              analyze""")
     q = fresh_queue("d3")
     svc = Service(18091, PAGE_IMPORT_QUEUE_URL=q, CAPTURE_MAX_IN_FLIGHT=8, CAPTURE_MAX_IN_FLIGHT_PER_ORG=8)

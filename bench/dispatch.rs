@@ -4,7 +4,7 @@
 //! For each backlog size, a fresh backlog of that many queued attempts
 //! spread over 10 000 organizations (seeded in SQL, as creates leave them:
 //! `page_import` with its `queued_seq`, its attempt, each organization's
-//! `capture_org` count as `capture_admit` keeps it), then the slots filled to
+//! `capture_org` count as admission keeps it), then the slots filled to
 //! `CAPTURE_MAX_IN_FLIGHT` 64 by the service's own pass
 //! (`service::dispatch::grant`). Measured: one slot frees (an in-flight
 //! import ends), then one pass grants it (the dispatch lock, the release of
@@ -114,8 +114,8 @@ async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
          select id, 1, 'create', 'bench' from page_import"
             .to_owned(),
         // Counted as queued, as the statements that queue attempts count them.
-        "select capture_admit(array_agg(organization_id order by organization_id), array_agg(n order by organization_id), null)
-         from (select organization_id, count(*)::int as n from page_import group by organization_id) q"
+        "insert into capture_org (organization_id, queued, has_queued)
+         select organization_id, count(*), true from page_import group by organization_id"
             .to_owned(),
         "vacuum analyze".to_owned(),
     ];

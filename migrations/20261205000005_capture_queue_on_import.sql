@@ -41,27 +41,48 @@ from (
 where n.organization_id = c.organization_id;
 
 -- `capture_org.queued` counts the imports whose `queued_seq` is set:
--- admission (`capture_admit`) adds what it admits, in the statement that
--- sets `queued_seq`; an import leaving the queue, whichever statement
+-- admission (`db::capture::admitting!`) adds what it admits, in the
+-- statement that sets `queued_seq`; an import leaving the queue, whichever statement
 -- clears its `queued_seq` (a dispatch, a soft delete) or deletes it (a
 -- delete in SQL, a cascade from a project or an organization), is taken
--- off here, in the same transaction.
+-- off here, in the same transaction. Statement-level, so a statement
+-- touches each organization's row once (row-level, a statement that took
+-- n imports of one organization off the queue updated its row n times, and
+-- each update walked the chain of the row's earlier versions: 64 000 took
+-- 33 s). An update statement of `page_import` that clears no `queued_seq`
+-- finds nothing to count (measured: +30 µs on a one-row update).
 create function capture_dequeued() returns trigger
 language plpgsql as $$
 begin
-    update capture_org c
-    set queued = greatest(c.queued - 1, 0), has_queued = c.queued - 1 > 0
-    where c.organization_id = old.organization_id;
+    if tg_op = 'DELETE' then
+        update capture_org c
+        set queued = greatest(c.queued - g.n, 0), has_queued = c.queued - g.n > 0
+        from (select organization_id, count(*)::int as n from old_rows where queued_seq is not null
+              group by organization_id) g
+        where c.organization_id = g.organization_id;
+    else
+        update capture_org c
+        set queued = greatest(c.queued - g.n, 0), has_queued = c.queued - g.n > 0
+        from (select o.organization_id, count(*)::int as n
+              from old_rows o join new_rows n on n.id = o.id
+              where o.queued_seq is not null and n.queued_seq is null
+              group by o.organization_id) g
+        where c.organization_id = g.organization_id;
+    end if;
     return null;
 end
 $$;
 
 create trigger page_import_dequeued
-    after update of queued_seq on page_import
-    for each row when (old.queued_seq is not null and new.queued_seq is null)
-    execute function capture_dequeued();
+    after update on page_import
+    referencing old table as old_rows new table as new_rows
+    for each statement execute function capture_dequeued();
 
 create trigger page_import_queued_deleted
     after delete on page_import
-    for each row when (old.queued_seq is not null)
-    execute function capture_dequeued();
+    referencing old table as old_rows
+    for each statement execute function capture_dequeued();
+
+-- Admission is written into the statements that queue attempts
+-- (`db::capture::admitting!`): the function call cost 4 % of a create.
+drop function capture_admit(bigint[], integer[], bigint);

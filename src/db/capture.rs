@@ -15,6 +15,48 @@ use crate::queue::messages::{CaptureSettings, ViewportMessage};
 /// every replica take turns, so what one counts is not changing under it.
 const DISPATCH_LOCK: i64 = 0x7061_6765_5f69_6d70; // "page_imp"
 
+/// Admission (SPEC §12), in one place: the CTE `admission` of each
+/// statement that queues attempts (a create's, `page_import::
+/// insert_many_queued`; a next attempt's, `page_import::start_next_attempt`),
+/// spliced in between the statement's pieces: `admitting!(m!([before],
+/// [after], …))` is `m!([before, ADMISSION, after], …)`, where `m` takes a
+/// statement in pieces (`query_page_import!`, `db::query_pieces!`).
+///
+/// It reads the statement's CTE `wanted(organization_id, n)` (each
+/// organization once: an upsert cannot touch a row twice) and its `$1`,
+/// `ORG_MAX_QUEUED` (null: admit every one, a re-dispatch of an import
+/// admitted already). It locks each organization's backlog row
+/// (`capture_org`, made when missing) in organization order until the
+/// commit, so concurrent statements cannot together pass the limit; admits
+/// of each organization's `n` as many as keep its queued count at most
+/// `$1`, counts them as queued in the same update, and answers
+/// `(organization_id, admitted, queued, dispatch_interval_secs)`. The
+/// statement then queues exactly the admitted attempts; whatever takes an
+/// attempt off the queue uncounts it (`capture_dequeued`, migration
+/// `…_capture_queue_on_import.sql`).
+///
+/// SQL written into each statement, not a function they call: as a
+/// PL/pgSQL function (`capture_admit`, which this replaces) it was 4 % of
+/// a create's throughput in `pgbench`, one call, its result set and a plan
+/// of its own per statement. `admitted` is a scratch column: an upsert's
+/// `returning` sees the row as it became, not what was added to it.
+macro_rules! admitting {
+    ($query:ident!([$($before:literal),+], [$($after:literal),+] $($rest:tt)*)) => {
+        $query!([$($before,)+ r#"admission as (
+            insert into capture_org as c (organization_id, queued, has_queued, admitted)
+            select w.organization_id, least(w.n, $1::int8), least(w.n, $1::int8) > 0, w.n
+            from wanted w
+            order by w.organization_id
+            on conflict (organization_id) do update
+            set queued = c.queued + least(excluded.admitted, greatest(0, coalesce($1::int8 - c.queued, excluded.admitted))),
+                has_queued = c.queued + least(excluded.admitted, greatest(0, coalesce($1::int8 - c.queued, excluded.admitted))) > 0,
+                admitted = least(excluded.admitted, greatest(0, coalesce($1::int8 - c.queued, excluded.admitted)))
+            returning c.organization_id, least(c.admitted, $1::int8)::int as admitted, c.queued, c.dispatch_interval_secs
+        )"#, $($after),+] $($rest)*)
+    };
+}
+pub(crate) use admitting;
+
 /// An organization's backlog as admission sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OrgBacklog {
@@ -202,9 +244,11 @@ pub struct Taken {
 /// hour). An import another transaction holds (a soft delete, a cascade, a
 /// next attempt) is skipped, never waited for: that transaction takes its
 /// organization's row after the import's, the reverse of this pass, which
-/// holds the organizations' rows already (`lock_orgs`). An attempt that
-/// left the queue meanwhile (its import deleted) is not dispatched.
-/// Returns the attempts taken, in order, for their outbox messages.
+/// holds the organizations' rows already (`lock_orgs`). A picked import
+/// that is no longer `processing` and live (its status set in SQL) leaves
+/// the queue undispatched; one that left the queue meanwhile (deleted) is
+/// not touched. Returns the attempts taken, in order, for their outbox
+/// messages.
 pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Result<Vec<Taken>> {
     let rows = sqlx::query!(
         r#"
@@ -212,16 +256,19 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Resul
             select pi.id, p.ord
             from unnest($1::text[]) with ordinality as p(id, ord)
             join page_import pi on pi.id = p.id
-            where pi.queued_seq is not null and page_import_running(pi.status, pi.deleted_at)
+            where pi.queued_seq is not null
             for no key update of pi skip locked
-        ), taken as (
+        ), left_queue as (
             update page_import pi
             set queued_seq = null
             from free f
             where pi.id = f.id
             returning pi.id, pi.attempt, pi.organization_id, pi.project_id, pi.nonce, pi.source_url,
                       pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
-                      pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent, f.ord
+                      pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent, f.ord,
+                      page_import_running(pi.status, pi.deleted_at) as running
+        ), taken as (
+            select * from left_queue where running
         ), slots as (
             -- An import's slot held by an older attempt is that attempt's,
             -- which has ended: its next attempt (committed after this pass

@@ -10,6 +10,17 @@ pub mod outbox;
 pub mod page_import;
 pub mod pool;
 
+/// `sqlx::query!` over a statement given in literal pieces, `[a, b, …]`,
+/// joined as sqlx joins literals (`a + b + …`), so still checked at compile
+/// time: for a statement that splices in a shared piece
+/// (`capture::admitting!`).
+macro_rules! query_pieces {
+    ([$first:literal $(, $more:literal)*] $($args:tt)*) => {
+        sqlx::query!($first $(+ $more)* $($args)*)
+    };
+}
+pub(crate) use query_pieces;
+
 /// Planner settings of the connections whose statements keep one generic
 /// plan for their life: the coalesced creates and reads by id. Planning per
 /// batch cost 1.6× the reads' throughput at 8 connections and half the

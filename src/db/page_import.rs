@@ -8,8 +8,9 @@ pub mod coalesced;
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use crate::db::capture::OrgBacklog;
+use crate::db::capture::{admitting, OrgBacklog};
 use crate::db::label::Label;
+use crate::db::query_pieces;
 use crate::domain::cursor::KeysetPosition;
 use crate::domain::lifecycle::{AttemptOutcome, AttemptReason};
 use crate::domain::reader::{ColorScheme, Consent, ReaderSettings};
@@ -50,13 +51,16 @@ pub struct PageImport {
 /// but the nonce, from a row aliased `pi`, and its current attempt's
 /// dispatch time, one primary-key probe), written once here. The statement
 /// is `head` + the list + `tail`: `tail` may add columns (`, x as y`) before
-/// its `from`. Checked at compile time like any `query!`, because the pieces
-/// are literals (sqlx joins literals joined with `+`).
+/// its `from`; `head` may be given in pieces, `[a, b]` (a statement that
+/// splices in [`admitting!`]). Checked at compile time like any `query!`,
+/// because the pieces are literals (sqlx joins literals joined with `+`).
 macro_rules! query_page_import {
     ($head:literal, $tail:literal, $($args:tt)*) => {
+        query_page_import!([$head], $tail, $($args)*)
+    };
+    ([$($head:literal),+], $tail:literal, $($args:tt)*) => {
         sqlx::query!(
-            $head
-                + r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
+            $($head +)+ r#"select pi.id, pi.organization_id, pi.project_id, pi.source_kind, pi.source_url,
                       pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
                       pi.ready_selector, pi.color_scheme as "color_scheme: Label<ColorScheme>", pi.locale,
                       pi.time_zone, pi.consent as "consent: Label<Consent>", pi.status as "status: JobStatus", pi.attempt, pi.result_url, pi.capture_hash,
@@ -123,9 +127,8 @@ pub struct PendingCreate {
 /// capture slot (`queued_seq`, SPEC §12), and its first attempt, but only
 /// where the project belongs to the organization, the actor is a member of
 /// it, and the organization holds fewer than `max_queued` queued attempts
-/// with this batch's earlier creates counted (admission: `capture_admit`,
-/// migration `…_capture_admission.sql`, which also counts the admitted as
-/// queued). Each organization's backlog row is locked, in organization
+/// with this batch's earlier creates counted (admission: [`admitting!`],
+/// which also counts the admitted as queued). Each organization's backlog row is locked, in organization
 /// order, until the commit, so concurrent creates cannot together pass the
 /// limit. Many creates share the statement (one commit, one WAL flush:
 /// `coalesce`); a create with an `Idempotency-Key` runs it alone inside its
@@ -156,12 +159,12 @@ pub async fn insert_many_queued(
         .collect();
     let nonces: Vec<&str> = batch.iter().map(|c| c.nonce.expose()).collect();
     let traceparents: Vec<Option<&str>> = batch.iter().map(|c| c.traceparent.as_deref()).collect();
-    let rows = query_page_import!(
-        r#"
+    let rows = admitting!(query_page_import!(
+        [r#"
         -- db::page_import::insert_many_queued (named for pg_stat_activity, which shows 1 KiB of it)
         with req as (
-            select * from unnest($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::int4[],
-                                 $7::int4[], $8::float4[], $9::text[], $10::text[], $13::text[], $14::bool[],
+            select * from unnest($2::text[], $3::int8[], $4::int8[], $5::text[], $6::text[], $7::int4[],
+                                 $8::int4[], $9::float4[], $10::text[], $11::text[], $13::text[], $14::bool[],
                                  $15::text[], $16::text[], $17::text[], $18::text[])
                 with ordinality
                 as r(id, organization_id, project_id, actor, source_url, width, height, scale, ready_selector,
@@ -175,18 +178,13 @@ pub async fn insert_many_queued(
               and exists (select 1 from member_organizations(r.actor) o where o.organization_id = p.organization_id)
         ), wanted as (
             select organization_id, count(*)::int as n from visible group by organization_id
-        ), backlog as (
-            -- Admission, and the admitted counted as queued (migration
-            -- `…_capture_admission.sql`): each organization's first
-            -- `admitted` requests, in order.
-            select a.organization_id, a.admitted
-            from capture_admit((select array_agg(organization_id order by organization_id) from wanted),
-                               (select array_agg(n order by organization_id) from wanted), $12) a
-        ), admitted as (
+        ), "#],
+        [r#", admitted as (
+            -- Each organization's first `admitted` requests, in order.
             select v.*
             from (select v.*, row_number() over (partition by v.organization_id order by v.ord) as nth
                   from visible v) v
-            join backlog b on b.organization_id = v.organization_id
+            join admission b on b.organization_id = v.organization_id
             where v.nth <= b.admitted
         ), inserted as (
             insert into page_import (
@@ -202,12 +200,13 @@ pub async fn insert_many_queued(
             returning *
         ), history as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select i.id, i.attempt, $11, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
+            select i.id, i.attempt, $12, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
         )
-        "#,
+        "#],
         r#"
         from inserted pi
         "#,
+        max_queued,
         &ids as &[&str],
         &orgs,
         &projects,
@@ -219,14 +218,13 @@ pub async fn insert_many_queued(
         &selectors as &[Option<&str>],
         &nonces as &[&str],
         AttemptReason::Create.as_str(),
-        max_queued,
         &traceparents as &[Option<&str>],
         &mobiles,
         &schemes as &[&str],
         &locales as &[&str],
         &zones as &[&str],
         &consents as &[&str],
-    )
+    ))
     .fetch_all(conn)
     .await?;
     let mut created: std::collections::HashMap<String, PageImport> = rows
@@ -395,8 +393,8 @@ pub struct TimedOut {
 
 /// Locks up to `limit` timed-out imports (skipping rows another replica has
 /// locked) for the caller's transaction, in organization order (the order
-/// in which their next attempts' queue rows lock the organizations'
-/// backlog rows: `capture_admit`). An attempt whose message SQS has
+/// in which their next attempts lock the organizations' backlog rows:
+/// [`admitting!`]). An attempt whose message SQS has
 /// not accepted yet has no `dispatched_at` and never times out.
 pub async fn lock_timed_out(
     conn: &mut PgConnection,
@@ -527,8 +525,7 @@ pub enum NextStarted {
 /// Starts attempt `attempt + 1` with a fresh nonce, queued for a capture
 /// slot (`queued_seq`, SPEC §12), ends the current attempt's history row and
 /// starts the next one's, in one statement, if admission lets it
-/// (`capture_admit`, migration `…_capture_admission.sql`, as a create's
-/// attempt goes through it); a refused attempt writes nothing. The caller
+/// ([`admitting!`], as a create's attempt goes through it); a refused attempt writes nothing. The caller
 /// holds the row's lock and has decided the row may move on; the statement
 /// still refuses a row that is deleted, or not at `attempt` in the status
 /// `next.from`, a guard against a caller that forgot: `None`.
@@ -541,36 +538,37 @@ pub async fn start_next_attempt(
     next: &NextAttempt<'_>,
     traceparent: Option<&str>,
 ) -> sqlx::Result<Option<NextStarted>> {
-    let started = sqlx::query!(
-        r#"
+    let started = admitting!(query_pieces!(
+        [r#"
         with current as (
             select id, organization_id from page_import
-            where id = $1 and attempt = $2 and status = $7 and deleted_at is null
-        ), admission as (
-            select a.admitted, a.queued, a.dispatch_interval_secs
-            from current c cross join lateral capture_admit(array[c.organization_id], array[1], $10) a
-        ), next as (
+            where id = $2 and attempt = $3 and status = $8 and deleted_at is null
+        ), wanted as (
+            select organization_id, 1 as n from current
+        ), "#],
+        [r#", next as (
             -- An import has one current attempt, so one place in the queue:
             -- its last attempt left the queue when it was dispatched.
             update page_import p
-            set attempt = attempt + 1, nonce = $3, status = $9, result_url = null, capture_hash = null,
-                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $4,
+            set attempt = attempt + 1, nonce = $4, status = $10, result_url = null, capture_hash = null,
+                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $5,
                 queued_seq = nextval('page_import_queued_seq')
             from current c, admission a
             where p.id = c.id and a.admitted = 1
             returning p.id, p.attempt
         ), ended as (
             update page_import_attempt a
-            set finished_at = now(), outcome = $5
+            set finished_at = now(), outcome = $6
             from next n
-            where $5::text is not null and a.page_import_id = n.id and a.attempt = $2 and a.finished_at is null
+            where $6::text is not null and a.page_import_id = n.id and a.attempt = $3 and a.finished_at is null
         ), started as (
             insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select n.id, n.attempt, $6, $4, $8 from next n
+            select n.id, n.attempt, $7, $5, $9 from next n
         )
         select a.admitted = 1 as "admitted!", a.queued as "queued!", a.dispatch_interval_secs
         from admission a
-        "#,
+        "#],
+        next.max_queued,
         id,
         attempt,
         nonce.expose(),
@@ -580,8 +578,7 @@ pub async fn start_next_attempt(
         next.from as JobStatus,
         traceparent,
         JobStatus::Processing as JobStatus,
-        next.max_queued,
-    )
+    ))
     .fetch_optional(conn)
     .await?;
     Ok(started.map(|r| {

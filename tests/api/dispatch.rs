@@ -355,7 +355,7 @@ async fn a_timed_out_attempt_frees_its_slot(pool: PgPool) {
     assert_eq!(app.sweep().await, 1);
     let next = app.exactly_jobs(1).await.remove(0);
     assert_eq!(next.id, waiting, "the freed slot goes to the oldest queued attempt");
-    // The re-dispatched attempt is queued, and counted (`capture_admit`).
+    // The re-dispatched attempt is queued, and counted (`capture::admitting!`).
     assert_eq!(count(&app.pool, "select queued::int8 from capture_org").await, 1);
     assert_eq!(count_drift(&app.pool).await, 0);
     app.end(&next).await;
@@ -770,10 +770,13 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         .await
         .unwrap();
     // Counted as queued, as the statements that queue attempts count them.
-    sqlx::query("select capture_admit(array_agg(id), array_agg(3), null) from organization")
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "insert into capture_org (organization_id, queued, has_queued) select id, 3, true from organization
+         on conflict (organization_id) do update set queued = capture_org.queued + 3, has_queued = true",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     let limits = CaptureLimits {
         max_in_flight: 1,
         max_in_flight_per_org: 1,
