@@ -245,18 +245,18 @@ fn coalesced_statements(config: &Config, pool: &PgPool) -> (coalesced::Reads, co
     let statement_timeout = limits.statement_timeout();
     // Both keep one generic plan per connection, made so that it cannot
     // depend on statistics (`db::PINNED_PLAN`).
-    let read_pool = pool::batch_pool(pool, slots, statement_timeout);
-    let create_pool = pool::batch_pool(pool, slots, statement_timeout);
+    let reads = pool::BatchConnections::new(pool, statement_timeout);
+    let creates = pool::BatchConnections::new(pool, statement_timeout);
     tokio::spawn({
-        let (pool, read_pool, create_pool) = (pool.clone(), read_pool.clone(), create_pool.clone());
+        let (pool, reads, creates) = (pool.clone(), reads.clone(), creates.clone());
         async move {
             pool.close_event().await;
-            read_pool.close().await;
-            create_pool.close().await;
+            reads.close().await;
+            creates.close().await;
         }
     });
     (
-        coalesced::reads(read_pool, slots as usize, limits),
-        coalesced::creates(create_pool, slots as usize, limits, config.org_max_queued),
+        coalesced::reads(reads, slots as usize, limits),
+        coalesced::creates(creates, slots as usize, limits, config.org_max_queued),
     )
 }

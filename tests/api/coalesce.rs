@@ -8,6 +8,7 @@ use std::time::Duration;
 use page_import::coalesce::CoalesceError;
 use page_import::db::page_import::coalesced::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
+use page_import::db::pool::BatchConnections;
 use page_import::domain::reader::ReaderSettings;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
 use page_import::service::dispatch::{grant, CaptureLimits, GrantRules};
@@ -39,7 +40,7 @@ async fn batched_reads_answer_each_pair_by_its_own_actor(pool: PgPool) {
         (&b1, &alice),                                                // another tenant's
     ];
     let batch = pairs.iter().map(|(id, t)| ((*id).clone(), t.subject.clone())).collect();
-    let answers: Vec<Option<String>> = run_reads(&pool, batch)
+    let answers: Vec<Option<String>> = run_reads(&batch_connections(&pool), batch)
         .await
         .into_iter()
         .map(|r| r.expect("no error").map(|row| row.id))
@@ -56,6 +57,11 @@ async fn batched_reads_answer_each_pair_by_its_own_actor(pool: PgPool) {
             None
         ]
     );
+}
+
+/// Connections for batches run straight through `run_reads`/`run_creates`.
+fn batch_connections(pool: &PgPool) -> BatchConnections {
+    BatchConnections::new(pool, Duration::from_secs(5))
 }
 
 fn pending(organization_id: i64, project_id: i64, actor: &str) -> PendingCreate {
@@ -128,7 +134,7 @@ async fn batched_creates_insert_only_the_visible_ones_each_with_its_own_message(
     ];
     let expected: Vec<(String, String)> = batch.iter().map(|c| (c.id.clone(), c.actor.clone())).collect();
     let nonces: Vec<String> = batch.iter().map(|c| c.nonce.expose().to_owned()).collect();
-    let answers = run_creates(&pool, batch, 10_000).await;
+    let answers = run_creates(&batch_connections(&pool), batch, 10_000).await;
     let created: Vec<bool> = answers
         .iter()
         .map(|r| r.as_ref().expect("no error").is_some())
@@ -183,7 +189,7 @@ async fn one_failing_create_does_not_fail_the_others_in_its_batch(pool: PgPool) 
         pending(alice.organization_id, alice.project_id, &alice.subject),
     ];
     let ids: Vec<String> = batch.iter().map(|c| c.id.clone()).collect();
-    let answers = run_creates(&pool, batch, 10_000).await;
+    let answers = run_creates(&batch_connections(&pool), batch, 10_000).await;
     assert!(matches!(answers[0], Ok(Some(_))), "{:?}", answers[0].as_ref().err());
     assert!(
         matches!(answers[1], Err(CoalesceError::Failed(_))),

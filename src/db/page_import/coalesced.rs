@@ -2,12 +2,13 @@
 //! many requests, one statement of `db::page_import`.
 
 use page_import_platform::telemetry::trace_context;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 use tracing::Instrument;
 
 use crate::coalesce::{fan_out, CoalesceError, Coalescer, Limits, MAX_BATCH};
 use crate::db::database_unavailable;
 use crate::db::page_import::{self, PageImport, PendingCreate};
+use crate::db::pool::{BatchConnection, BatchConnections};
 
 /// Coalesced reads by id: `(id, actor)` → the row if the actor may see it.
 pub type Reads = Coalescer<(String, String), Option<PageImport>>;
@@ -15,31 +16,37 @@ pub type Reads = Coalescer<(String, String), Option<PageImport>>;
 /// or `None` when the project is not visible.
 pub type Creates = Coalescer<PendingCreate, Option<PageImport>>;
 
-pub fn reads(pool: PgPool, concurrency: usize, limits: Limits) -> Reads {
+pub fn reads(connections: BatchConnections, concurrency: usize, limits: Limits) -> Reads {
     Coalescer::new("read_page_import", concurrency, MAX_BATCH, limits, move |batch| {
-        let pool = pool.clone();
-        async move { run_reads(&pool, batch).await }
+        let connections = connections.clone();
+        async move { run_reads(&connections, batch).await }
     })
 }
 
 /// Creates admitted against `max_queued` (`ORG_MAX_QUEUED`).
-pub fn creates(pool: PgPool, concurrency: usize, limits: Limits, max_queued: i64) -> Creates {
+pub fn creates(connections: BatchConnections, concurrency: usize, limits: Limits, max_queued: i64) -> Creates {
     Coalescer::new("create_page_import", concurrency, MAX_BATCH, limits, move |batch| {
-        let pool = pool.clone();
-        async move { run_creates(&pool, batch, max_queued).await }
+        let connections = connections.clone();
+        async move { run_creates(&connections, batch, max_queued).await }
     })
 }
 
 /// One batch of reads as one statement.
-pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Result<Option<PageImport>, CoalesceError>> {
+pub async fn run_reads(
+    connections: &BatchConnections,
+    batch: Vec<(String, String)>,
+) -> Vec<Result<Option<PageImport>, CoalesceError>> {
     let n = batch.len();
     let (ids, actors): (Vec<String>, Vec<String>) = batch.into_iter().unzip();
-    let found = async {
-        let mut conn = pool.acquire().await?;
-        page_import::find_visible_many(&mut conn, &ids, &actors).await
+    let mut conn = match connections.take().await {
+        Ok(conn) => conn,
+        Err(err) => return fan_out(err, n),
     };
-    match found.await {
-        Ok(rows) => rows.into_iter().map(Ok).collect(),
+    match page_import::find_visible_many(&mut conn, &ids, &actors).await {
+        Ok(rows) => {
+            conn.give_back();
+            rows.into_iter().map(Ok).collect()
+        }
         Err(err) => fan_out(err, n),
     }
 }
@@ -51,7 +58,7 @@ pub async fn run_reads(pool: &PgPool, batch: Vec<(String, String)>) -> Vec<Resul
 /// Its span is in the trace of its one create, or, shared by several, a
 /// trace of its own linked to each of theirs (SPEC §9).
 pub async fn run_creates(
-    pool: &PgPool,
+    connections: &BatchConnections,
     batch: Vec<PendingCreate>,
     max_queued: i64,
 ) -> Vec<Result<Option<PageImport>, CoalesceError>> {
@@ -64,29 +71,41 @@ pub async fn run_creates(
             .iter()
             .for_each(|c| trace_context::link(&span, c.traceparent.as_deref())),
     }
-    run_creates_in(pool, batch, max_queued).instrument(span).await
+    run_creates_in(connections, batch, max_queued).instrument(span).await
 }
 
 async fn run_creates_in(
-    pool: &PgPool,
+    connections: &BatchConnections,
     batch: Vec<PendingCreate>,
     max_queued: i64,
 ) -> Vec<Result<Option<PageImport>, CoalesceError>> {
-    let mut conn = match pool.acquire().await {
+    let mut conn = match connections.take().await {
         Ok(conn) => conn,
         Err(err) => return fan_out(err, batch.len()),
     };
     match page_import::insert_many_queued(&mut conn, &batch, max_queued).await {
-        Ok(rows) => rows.into_iter().map(Ok).collect(),
+        Ok(rows) => {
+            conn.give_back();
+            rows.into_iter().map(Ok).collect()
+        }
         Err(err) if batch.len() > 1 && !database_unavailable(&err) => {
             tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
             let mut out = Vec::with_capacity(batch.len());
             for c in &batch {
                 out.push(insert_one(&mut conn, c, max_queued).await.map_err(CoalesceError::from));
             }
+            give_back_unless_unavailable(conn, &out);
             out
         }
         Err(err) => fan_out(err, batch.len()),
+    }
+}
+
+/// The connection goes back for the next batch unless a statement on it met
+/// an unavailable database (it may be broken).
+fn give_back_unless_unavailable<T>(conn: BatchConnection, answers: &[Result<T, CoalesceError>]) {
+    if !answers.iter().any(|a| matches!(a, Err(CoalesceError::Unavailable))) {
+        conn.give_back();
     }
 }
 
