@@ -24,6 +24,10 @@ pub fn main_pool(options: PgConnectOptions, max_connections: u32) -> PgPool {
         .connect_lazy_with(options)
 }
 
+/// The `application_name` of the coalesced statements' connections, as
+/// `pg_stat_activity` shows them.
+pub const APPLICATION_NAME: &str = "page-import coalesced";
+
 /// The connections of one kind of coalesced statement (`coalesce`), with
 /// their own statement timeout and pinned plans, one per batch in flight.
 /// Not a `PgPool`: a pool pings every connection given back to it (sqlx
@@ -46,7 +50,7 @@ impl BatchConnections {
     /// Connecting as `pool` does, lazily.
     pub fn new(pool: &PgPool, statement_timeout: Duration) -> Self {
         Self {
-            options: (*pool.connect_options()).clone(),
+            options: (*pool.connect_options()).clone().application_name(APPLICATION_NAME),
             statement_timeout: statement_timeout.as_millis().to_string(),
             idle: Arc::default(),
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use page_import::coalesce::CoalesceError;
 use page_import::db::page_import::coalesced::{run_creates, run_reads};
 use page_import::db::page_import::PendingCreate;
-use page_import::db::pool::BatchConnections;
+use page_import::db::pool::{BatchConnections, APPLICATION_NAME};
 use page_import::domain::reader::ReaderSettings;
 use page_import::domain::{Nonce, SourceUrl, SourceUrlPolicy, Viewport};
 use page_import::service::dispatch::{grant, CaptureLimits, GrantRules};
@@ -318,4 +318,43 @@ async fn a_full_coalescing_queue_answers_503_and_refused_creates_leave_no_row(po
     }
     let (stored, _) = stored_ids(&pool).await;
     assert_eq!(stored, accepted, "every 202 has its row, and nothing else was stored");
+}
+
+/// A coalesced statement's connection killed between batches (a database
+/// restart, a failover) is not used again: the one batch that meets it
+/// fails as unavailable (503, nothing written), and the next connects anew.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_batch_connection_killed_between_batches_fails_one_batch_and_the_next_reconnects(pool: PgPool) {
+    let app = app_without_dispatch_timer(pool.clone()).await;
+    let tenant = app.tenant().await;
+    let warm = app
+        .post_json("/page-imports", &tenant.token, &import_body(&tenant))
+        .await;
+    assert_eq!(warm.status(), 202);
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "select pg_terminate_backend(pid) from pg_stat_activity
+             where datname = current_database() and application_name = $1",
+    )
+    .bind(APPLICATION_NAME)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(!killed.is_empty() && killed.iter().all(|k| *k), "{killed:?}");
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let response = app
+            .post_json("/page-imports", &tenant.token, &import_body(&tenant))
+            .await;
+        statuses.push(response.status().as_u16());
+    }
+    assert!(
+        statuses == [503, 202, 202] || statuses == [202, 202, 202],
+        "{statuses:?}"
+    );
+    let accepted = 1 + statuses.iter().filter(|&&s| s == 202).count() as i64;
+    let rows: i64 = sqlx::query_scalar("select count(*) from page_import")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(rows, accepted, "a refused create wrote nothing");
 }

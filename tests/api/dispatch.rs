@@ -309,6 +309,52 @@ async fn deleting_an_import_in_flight_frees_its_slot(pool: PgPool) {
     );
 }
 
+/// An import queued behind a full fleet whose status an operator set in
+/// SQL is no longer one whose attempt may run: the next pass that picks it
+/// takes it off the queue without a message, its organization's count drops
+/// with it, and the slot goes to the attempt behind it.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_queued_import_failed_in_sql_leaves_the_queue_undispatched_and_uncounted(pool: PgPool) {
+    let app = app_with(pool.clone(), &[("CAPTURE_MAX_IN_FLIGHT", "1")]).await;
+    let tenant = app.tenant().await;
+    let running = app.create_id(&tenant).await;
+    let failed = app.create_id(&tenant).await;
+    let behind = app.create_id(&tenant).await;
+    let job = app.exactly_jobs(1).await.remove(0);
+    assert_eq!(job.id, running);
+    let queued = format!(
+        "select queued::int8 from capture_org where organization_id = {}",
+        tenant.organization_id
+    );
+    assert_eq!(count(&pool, &queued).await, 2);
+    sqlx::query("update page_import set status = '2' where id = $1")
+        .bind(&failed)
+        .execute(&pool)
+        .await
+        .unwrap();
+    app.end(&job).await;
+    assert_eq!(app.exactly_jobs(1).await[0].id, behind, "the slot went past it");
+    assert_eq!(
+        count(
+            &pool,
+            &format!("select count(*) from page_import where id = '{failed}' and queued_seq is not null")
+        )
+        .await,
+        0,
+        "it left the queue"
+    );
+    assert_eq!(count(&pool, &queued).await, 0, "and its organization's count");
+    assert_eq!(
+        count(
+            &pool,
+            &format!("select count(*) from page_import_attempt where page_import_id = '{failed}' and dispatched_at is not null")
+        )
+        .await,
+        0,
+        "and was never sent"
+    );
+}
+
 /// Rows deleted in SQL (as a cascade from a project or an organization
 /// does) while dispatch passes move their queued attempts: neither side
 /// waits for the other in the reverse order, so no delete fails with a
