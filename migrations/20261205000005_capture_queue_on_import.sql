@@ -42,10 +42,11 @@ where n.organization_id = c.organization_id;
 
 -- `capture_org.queued` counts the imports whose `queued_seq` is set:
 -- admission (`db::capture::admitting!`) adds what it admits, in the
--- statement that sets `queued_seq`; an import leaving the queue, whichever statement
--- clears its `queued_seq` (a dispatch, a soft delete) or deletes it (a
--- delete in SQL, a cascade from a project or an organization), is taken
--- off here, in the same transaction. Statement-level, so a statement
+-- statement that sets `queued_seq`; an import leaving the queue, whichever
+-- statement clears its `queued_seq` (a dispatch, a soft delete), sets a new
+-- one (a next attempt of an import still queued: it leaves and joins
+-- again, admitted again) or deletes it (a delete in SQL, a cascade from a
+-- project or an organization), is taken off here, in the same transaction. Statement-level, so a statement
 -- touches each organization's row once (row-level, a statement that took
 -- n imports of one organization off the queue updated its row n times, and
 -- each update walked the chain of the row's earlier versions: 64 000 took
@@ -65,7 +66,7 @@ begin
         set queued = greatest(c.queued - g.n, 0), has_queued = c.queued - g.n > 0
         from (select o.organization_id, count(*)::int as n
               from old_rows o join new_rows n on n.id = o.id
-              where o.queued_seq is not null and n.queued_seq is null
+              where o.queued_seq is not null and n.queued_seq is distinct from o.queued_seq
               group by o.organization_id) g
         where c.organization_id = g.organization_id;
     end if;

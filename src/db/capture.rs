@@ -235,6 +235,14 @@ pub struct Taken {
     pub source: CaptureSource,
 }
 
+/// What [`dispatch`] did with the picked attempts.
+pub struct Dispatched {
+    /// The attempts that took a slot, in order, for their outbox messages.
+    pub taken: Vec<Taken>,
+    /// Picked imports that left the queue undispatched: no longer live.
+    pub dropped: usize,
+}
+
 /// Dispatches the `picked` attempts, in order: each leaves the queue (its
 /// import's `queued_seq` cleared, which `capture_dequeued` uncounts) and
 /// takes a slot; each organization dispatched to moves to the back of the
@@ -246,10 +254,9 @@ pub struct Taken {
 /// organization's row after the import's, the reverse of this pass, which
 /// holds the organizations' rows already (`lock_orgs`). A picked import
 /// that is no longer `processing` and live (its status set in SQL) leaves
-/// the queue undispatched; one that left the queue meanwhile (deleted) is
-/// not touched. Returns the attempts taken, in order, for their outbox
-/// messages.
-pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Result<Vec<Taken>> {
+/// the queue undispatched (`dropped`); one that left the queue meanwhile
+/// (deleted) is not touched.
+pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Result<Dispatched> {
     let rows = sqlx::query!(
         r#"
         with free as (
@@ -305,8 +312,9 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Resul
                t.viewport_height as "viewport_height!", t.device_scale_factor as "device_scale_factor!",
                t.viewport_mobile as "viewport_mobile!", t.ready_selector,
                t.color_scheme as "color_scheme!: Label<ColorScheme>", t.locale as "locale!",
-               t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", a.traceparent
-        from taken t
+               t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", a.traceparent,
+               t.running as "running!"
+        from left_queue t
         left join page_import_attempt a on a.page_import_id = t.id and a.attempt = t.attempt
         order by t.ord
         "#,
@@ -314,8 +322,10 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Resul
     )
     .fetch_all(conn)
     .await?;
-    Ok(rows
+    let left = rows.len();
+    let taken: Vec<Taken> = rows
         .into_iter()
+        .filter(|r| r.running)
         .map(|r| Taken {
             id: r.id,
             attempt: r.attempt,
@@ -335,7 +345,11 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Resul
                 consent: r.consent,
             },
         })
-        .collect())
+        .collect();
+    Ok(Dispatched {
+        dropped: left - taken.len(),
+        taken,
+    })
 }
 
 /// Queued attempts of the whole deployment: reads the round robin's index

@@ -517,16 +517,17 @@ pub struct NextAttempt<'a> {
 pub enum NextStarted {
     /// The next attempt, this number, is queued.
     Queued(i32),
-    /// Admission refused it: the organization's backlog is full. Nothing
-    /// was written.
+    /// Admission refused it: the organization's backlog is full. The import
+    /// and its attempts were not written (the organization's backlog row
+    /// was locked, and made if it was missing).
     Refused(OrgBacklog),
 }
 
 /// Starts attempt `attempt + 1` with a fresh nonce, queued for a capture
 /// slot (`queued_seq`, SPEC §12), ends the current attempt's history row and
 /// starts the next one's, in one statement, if admission lets it
-/// ([`admitting!`], as a create's attempt goes through it); a refused attempt writes nothing. The caller
-/// holds the row's lock and has decided the row may move on; the statement
+/// ([`admitting!`], as a create's attempt goes through it); a refused
+/// attempt writes no import or attempt. The caller holds the row's lock and has decided the row may move on; the statement
 /// still refuses a row that is deleted, or not at `attempt` in the status
 /// `next.from`, a guard against a caller that forgot: `None`.
 #[tracing::instrument(name = "db.start_next_attempt", skip_all)]
@@ -541,8 +542,11 @@ pub async fn start_next_attempt(
     let started = admitting!(query_pieces!(
         [r#"
         with current as (
+            -- Locked before admission locks the organization's row (the
+            -- order of every writer of both), though the caller holds it.
             select id, organization_id from page_import
             where id = $2 and attempt = $3 and status = $8 and deleted_at is null
+            for no key update
         ), wanted as (
             select organization_id, 1 as n from current
         ), "#],
@@ -555,6 +559,7 @@ pub async fn start_next_attempt(
                 queued_seq = nextval('page_import_queued_seq')
             from current c, admission a
             where p.id = c.id and a.admitted = 1
+              and p.attempt = $3 and p.status = $8 and p.deleted_at is null
             returning p.id, p.attempt
         ), ended as (
             update page_import_attempt a

@@ -81,6 +81,8 @@ pub struct Pass {
     pub picked: usize,
     /// Of those, dispatched (the others were deleted or moved on meanwhile).
     pub dispatched: usize,
+    /// Of those, taken off the queue undispatched: no longer live.
+    pub dropped: usize,
     /// Every slot of the deployment is taken now.
     pub full: bool,
     /// Organizations that held all the slots they may before the pass
@@ -99,6 +101,8 @@ pub struct Granted {
     pub picked: usize,
     /// The messages of the attempts granted a slot.
     pub messages: Vec<OutboxMessage>,
+    /// Picked imports that left the queue undispatched (no longer live).
+    pub dropped: usize,
 }
 
 /// How a pass grants slots: the limits, and the granted attempts' messages
@@ -148,6 +152,7 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
             at_limit,
             picked: 0,
             messages: Vec::new(),
+            dropped: 0,
         });
     }
     let mut orgs: Vec<i64> = picked.iter().map(|(_, org)| *org).collect();
@@ -155,10 +160,11 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
     orgs.dedup();
     capture::lock_orgs(tx, &orgs).await?;
     let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
-    let taken = capture::dispatch(tx, &ids).await?;
-    let messages: Vec<NewMessage> = taken.iter().map(|t| message(rules.destination, t)).collect();
+    let dispatched = capture::dispatch(tx, &ids).await?;
+    let messages: Vec<NewMessage> = dispatched.taken.iter().map(|t| message(rules.destination, t)).collect();
     let messages = outbox::insert(tx, "page_import", &messages, rules.lease).await?;
     Ok(Granted {
+        dropped: dispatched.dropped,
         in_flight,
         at_limit,
         picked: picked.len(),
@@ -210,21 +216,24 @@ impl Dispatcher {
         Ok(Pass {
             picked: granted.picked,
             dispatched,
+            dropped: granted.dropped,
             full: in_flight >= self.limits.max_in_flight,
             at_limit: granted.at_limit,
         })
     }
 
     /// Passes until nothing more can be dispatched; the last pass. A pass
-    /// that dispatched nothing ends it, also when it picked attempts: they
-    /// were locked by a delete in progress, or left the queue meanwhile, and
-    /// another pass at once would only pick them again (SPEC §12: it does
-    /// not spin). The timer's next pass looks again.
+    /// that moved nothing off the queue ends it, also when it picked
+    /// attempts: they were locked by a delete in progress, or left the queue
+    /// meanwhile, and another pass at once would only pick them again (SPEC
+    /// §12: it does not spin). The timer's next pass looks again. A pass
+    /// that only dropped imports no longer live does not end it: the
+    /// attempts behind them may take the slots now.
     #[tracing::instrument(name = "dispatch.all", level = "debug", skip_all)]
     pub async fn dispatch_all(&self) -> anyhow::Result<Pass> {
         loop {
             let pass = self.dispatch_once(PASS_LIMIT).await?;
-            if pass.dispatched == 0 || pass.full {
+            if (pass.dispatched == 0 && pass.dropped == 0) || pass.full {
                 return Ok(pass);
             }
         }

@@ -20,8 +20,8 @@ use crate::domain::Nonce;
 /// records why in its history, and queues the new attempt for a capture
 /// slot (`service::dispatch` writes and publishes its message), all in the
 /// caller's transaction, admitted as `next.max_queued` says. `None` when
-/// the row is gone or not at `attempt`; a refused attempt writes nothing. Not
-/// instrumented: a manual retry's attempt carries on the caller's span
+/// the row is gone or not at `attempt`; a refused attempt writes no import
+/// or attempt. Not instrumented: a manual retry's attempt carries on the caller's span
 /// (`Span::current()`), which a span of this function's own (a `debug`
 /// one, not exported) would hide.
 pub async fn start(

@@ -315,7 +315,15 @@ async fn deleting_an_import_in_flight_frees_its_slot(pool: PgPool) {
 /// with it, and the slot goes to the attempt behind it.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_queued_import_failed_in_sql_leaves_the_queue_undispatched_and_uncounted(pool: PgPool) {
-    let app = app_with(pool.clone(), &[("CAPTURE_MAX_IN_FLIGHT", "1")]).await;
+    // No timer: the pass that drops it goes on to the attempt behind it.
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
     let tenant = app.tenant().await;
     let running = app.create_id(&tenant).await;
     let failed = app.create_id(&tenant).await;
@@ -386,6 +394,90 @@ async fn deletes_in_sql_racing_dispatch_passes_never_deadlock(pool: PgPool) {
         count(&pool, "select count(*) from page_import where queued_seq is not null").await,
         0
     );
+    assert_eq!(count_drift(&pool).await, 0, "each delete uncounted what it took off");
+    assert_eq!(
+        count(&pool, "select coalesce(sum(queued), 0)::int8 from capture_org").await,
+        0
+    );
+}
+
+/// A project deleted in SQL takes its queued imports with it (the seed's
+/// cascade), and the organization's count drops by as many, in one
+/// statement; the other project's queued import stays counted.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_project_deleted_in_sql_uncounts_its_queued_imports(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    let kept: i64 = sqlx::query_scalar("insert into project (organization_id, name) values ($1, 'kept') returning id")
+        .bind(tenant.organization_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    for _ in 0..4 {
+        app.create_id(&tenant).await;
+    }
+    let mut body = import_body(&tenant);
+    body["projectId"] = kept.into();
+    assert_eq!(app.post_json("/page-imports", &tenant.token, &body).await.status(), 202);
+    app.exactly_jobs(1).await;
+    let queued = format!(
+        "select queued::int8 from capture_org where organization_id = {}",
+        tenant.organization_id
+    );
+    assert_eq!(count(&pool, &queued).await, 4);
+    sqlx::query("delete from project where id = $1")
+        .bind(tenant.project_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(count(&pool, &queued).await, 1);
+    assert_eq!(count_drift(&pool).await, 0);
+}
+
+/// An import still queued whose status was set to failed in SQL, then
+/// retried by hand before a pass took it off: its next attempt takes its
+/// place in the queue (leaving it and joining it again), so it is counted
+/// once, not twice.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_retry_of_an_import_still_queued_counts_it_once(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    app.create_id(&tenant).await;
+    let queued_id = app.create_id(&tenant).await;
+    app.exactly_jobs(1).await;
+    sqlx::query("update page_import set status = '2' where id = $1")
+        .bind(&queued_id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let retry = app
+        .http
+        .post(app.url(&format!("/page-imports/{queued_id}/retry")))
+        .bearer_auth(&tenant.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(retry.status(), 202, "{}", retry.text().await.unwrap());
+    let queued = format!(
+        "select queued::int8 from capture_org where organization_id = {}",
+        tenant.organization_id
+    );
+    assert_eq!(count(&pool, &queued).await, 1);
+    assert_eq!(count_drift(&pool).await, 0);
 }
 
 /// The sweeper's timeout of a dead worker's attempt frees its slot for the
@@ -894,16 +986,17 @@ async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgP
             app.waits_for_lock("set deleted_at = now(), deleted_by").await,
             "the delete waits for the pass"
         );
-        // The pass now reaches that queue row: it skips it.
+        // The pass now reaches that import's row: it skips it.
         let taken = capture::dispatch(&mut pass, std::slice::from_ref(&queued))
             .await
             .expect("no deadlock");
         pass.commit().await.unwrap();
-        taken.len()
+        taken.taken.len()
     };
     let (status, moved) = tokio::join!(delete, moved);
     assert_eq!(status, 204);
     assert_eq!(moved, 0, "the import being deleted was not dispatched");
+    assert_eq!(count_drift(&pool).await, 0, "the delete uncounted it");
     assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
 

@@ -8,7 +8,7 @@ use tracing::Instrument;
 use crate::coalesce::{fan_out, CoalesceError, Coalescer, Limits, MAX_BATCH};
 use crate::db::database_unavailable;
 use crate::db::page_import::{self, PageImport, PendingCreate};
-use crate::db::pool::{BatchConnection, BatchConnections};
+use crate::db::pool::{leaves_connection_fit, BatchConnections};
 
 /// Coalesced reads by id: `(id, actor)` → the row if the actor may see it.
 pub type Reads = Coalescer<(String, String), Option<PageImport>>;
@@ -47,7 +47,12 @@ pub async fn run_reads(
             conn.give_back();
             rows.into_iter().map(Ok).collect()
         }
-        Err(err) => fan_out(err, n),
+        Err(err) => {
+            if leaves_connection_fit(&err) {
+                conn.give_back();
+            }
+            fan_out(err, n)
+        }
     }
 }
 
@@ -91,21 +96,23 @@ async fn run_creates_in(
         Err(err) if batch.len() > 1 && !database_unavailable(&err) => {
             tracing::warn!(error = %err, size = batch.len(), "coalesced create failed; retrying one by one");
             let mut out = Vec::with_capacity(batch.len());
+            let mut fit = true;
             for c in &batch {
-                out.push(insert_one(&mut conn, c, max_queued).await.map_err(CoalesceError::from));
+                let one = insert_one(&mut conn, c, max_queued).await;
+                fit &= one.as_ref().err().is_none_or(leaves_connection_fit);
+                out.push(one.map_err(CoalesceError::from));
             }
-            give_back_unless_unavailable(conn, &out);
+            if fit {
+                conn.give_back();
+            }
             out
         }
-        Err(err) => fan_out(err, batch.len()),
-    }
-}
-
-/// The connection goes back for the next batch unless a statement on it met
-/// an unavailable database (it may be broken).
-fn give_back_unless_unavailable<T>(conn: BatchConnection, answers: &[Result<T, CoalesceError>]) {
-    if !answers.iter().any(|a| matches!(a, Err(CoalesceError::Unavailable))) {
-        conn.give_back();
+        Err(err) => {
+            if leaves_connection_fit(&err) {
+                conn.give_back();
+            }
+            fan_out(err, batch.len())
+        }
     }
 }
 
