@@ -58,7 +58,7 @@ def clear_outbox():
     phases run with SQS refused, and pgbench's inserts) would otherwise be
     relayed (or retried) during later phases, and a checkpoint owed by the
     previous phase's WAL would land in the next one."""
-    psql("delete from outbox_message; update page_import set queued_seq = null where queued_seq is not null")
+    psql("delete from outbox_message; update page_import_attempt set queued_seq = null where queued_seq is not null")
     psql("checkpoint")
 
 
@@ -285,14 +285,15 @@ with visible_project as (
     returning c.organization_id, c.admitted
 ), inserted as (
     insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                             device_scale_factor, ready_selector, nonce, created_by, updated_by, queued_seq)
+                             device_scale_factor, ready_selector, nonce, created_by, updated_by)
     select gen_random_uuid()::text, vp.organization_id, vp.id, 'https://example.com/pricing', 1440, 900, 2, '#app',
-           'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user', nextval('page_import_queued_seq')
+           'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench-user', 'bench-user'
     from visible_project vp join backlog b on b.organization_id = vp.organization_id
     where b.admitted = 1 returning *
 ), history as (
-    insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-    select i.id, i.attempt, 'create', i.created_by from inserted i
+    insert into page_import_attempt (page_import_id, attempt, reason, started_by, organization_id, queued_seq)
+    select i.id, i.attempt, 'create', i.created_by, i.organization_id, nextval('page_import_queued_seq')
+    from inserted i
 )
 select i.id, i.organization_id, i.project_id, i.source_kind, i.source_url, i.viewport_width, i.viewport_height,
        i.device_scale_factor, i.ready_selector, i.status, i.attempt, i.result_url, i.capture_hash,
@@ -762,7 +763,8 @@ def d():
     # The earlier phases leave imports processing with no fleet to end them,
     # and the first 64 of them hold the slots: they end here, and their
     # queued attempts go, so D starts with every slot free.
-    psql("update page_import set status = '2', queued_seq = null where status = '0'")
+    psql("update page_import set status = '2' where status = '0';"
+         " update page_import_attempt set queued_seq = null where queued_seq is not null")
     orgs = seed_orgs(10, 1000)
     # D2: an instant fleet drains the same imports through the gate at
     # CAPTURE_MAX_IN_FLIGHT 64, and with the gate opened wide (every message
@@ -801,12 +803,14 @@ def d():
     psql("delete from page_import where organization_id >= 1000")
     clear_outbox()
     psql(f"""insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                                      nonce, created_by, updated_by, queued_seq)
+                                      nonce, created_by, updated_by)
              select 'd3-' || lpad(g::text, 8, '0'), {a}, {a}, 'https://example.com/pricing', 1440, 900,
-                    md5(g::text), 'bench-user', 'bench-user', nextval('page_import_queued_seq')
+                    md5(g::text), 'bench-user', 'bench-user'
              from generate_series(1, {backlog}) g;
-             insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-             select id, 1, 'create', 'bench-user' from page_import where id like 'd3-%';
+             insert into page_import_attempt (page_import_id, attempt, reason, started_by, organization_id,
+                                              queued_seq)
+             select id, 1, 'create', 'bench-user', organization_id, nextval('page_import_queued_seq')
+             from page_import where id like 'd3-%' order by id;
              insert into capture_org (organization_id, queued, has_queued) values ({a}, {backlog}, true)
              on conflict (organization_id) do update set queued = capture_org.queued + {backlog}, has_queued = true;
              analyze""")

@@ -3,7 +3,7 @@
 //!
 //! For each backlog size, a fresh backlog of that many queued attempts
 //! spread over 10 000 organizations (seeded in SQL, as creates leave them:
-//! `page_import` with its `queued_seq`, its attempt, each organization's
+//! `page_import`, its attempt with its `queued_seq`, each organization's
 //! `capture_org` count as admission keeps it), then the slots filled to
 //! `CAPTURE_MAX_IN_FLIGHT` 64 by the service's own pass
 //! (`service::dispatch::grant`). Measured: one slot frees (an in-flight
@@ -104,14 +104,13 @@ async fn seed(pool: &PgPool, size: i64, orgs: i64) -> anyhow::Result<()> {
         format!("insert into project (id, organization_id, name) select g, g, 'p' from generate_series(1, {orgs}) g"),
         format!(
             "insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
-                                      nonce, created_by, updated_by, queued_seq)
+                                      nonce, created_by, updated_by)
              select 'bench-' || lpad(g::text, 8, '0'), 1 + g % {orgs}, 1 + g % {orgs}, 'https://example.com/pricing',
-                    1440, 900, 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench', 'bench',
-                    nextval('page_import_queued_seq')
+                    1440, 900, 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6', 'bench', 'bench'
              from generate_series(1, {size}) g"
         ),
-        "insert into page_import_attempt (page_import_id, attempt, reason, started_by)
-         select id, 1, 'create', 'bench' from page_import"
+        "insert into page_import_attempt (page_import_id, attempt, reason, started_by, organization_id, queued_seq)
+         select id, 1, 'create', 'bench', organization_id, nextval('page_import_queued_seq') from page_import order by id"
             .to_owned(),
         // Counted as queued, as the statements that queue attempts count them.
         "insert into capture_org (organization_id, queued, has_queued)

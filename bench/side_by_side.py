@@ -43,9 +43,9 @@ def clear(url):
     """What `bench.clear_outbox` does, in this build's database (each
     schema has only some of these tables and columns, hence one statement
     each: 2549bf5's has no capture queue, an older one kept it in
-    `capture_queue`, this one on `page_import`)."""
+    `capture_queue`, this one on `page_import_attempt`)."""
     for sql in ["delete from outbox_message", "delete from capture_queue",
-                "update page_import set queued_seq = null where queued_seq is not null", "checkpoint"]:
+                "update page_import_attempt set queued_seq = null where queued_seq is not null", "checkpoint"]:
         subprocess.run(["psql", "-qAtX", url, "-c", sql], capture_output=True)
 
 

@@ -1,4 +1,4 @@
-//! The capture backlog (SPEC §12): queued attempts (imports whose
+//! The capture backlog (SPEC §12): queued attempts (attempt rows whose
 //! `queued_seq` is set, migration `…_capture_queue_on_import.sql`), the
 //! slots of attempts in flight (`capture_slot`) and each organization's
 //! place in the round robin (`capture_org`), as migration
@@ -120,6 +120,14 @@ pub async fn in_flight_by_org(conn: &mut PgConnection) -> sqlx::Result<Vec<(i64,
     Ok(rows.into_iter().map(|r| (r.organization_id, r.n)).collect())
 }
 
+/// A queued attempt [`pick`] chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picked {
+    pub page_import_id: String,
+    pub attempt: i32,
+    pub organization_id: i64,
+}
+
 /// Chooses up to `free` queued attempts in round-robin order: the
 /// organizations with queued attempts, least recently dispatched first,
 /// each with no more than its room under `per_org` (`busy` names the
@@ -128,12 +136,7 @@ pub async fn in_flight_by_org(conn: &mut PgConnection) -> sqlx::Result<Vec<(i64,
 /// index for at most `free` organizations (and the full ones it skips, at
 /// most `busy.len()`), and each one's oldest attempts by index: the cost
 /// does not grow with the backlog.
-pub async fn pick(
-    conn: &mut PgConnection,
-    free: i64,
-    per_org: i64,
-    busy: &[(i64, i64)],
-) -> sqlx::Result<Vec<(String, i64)>> {
+pub async fn pick(conn: &mut PgConnection, free: i64, per_org: i64, busy: &[(i64, i64)]) -> sqlx::Result<Vec<Picked>> {
     let (busy_orgs, busy_counts): (Vec<i64>, Vec<i64>) = busy.iter().copied().unzip();
     let rows = sqlx::query!(
         r#"
@@ -147,10 +150,10 @@ pub async fn pick(
             order by c.last_turn, c.organization_id
             limit $1
         )
-        select q.page_import_id, o.organization_id as "organization_id!"
+        select q.page_import_id, q.attempt, o.organization_id as "organization_id!"
         from orgs o
         cross join lateral (
-            select q.id as page_import_id, q.queued_seq from page_import q
+            select q.page_import_id, q.attempt, q.queued_seq from page_import_attempt q
             where q.organization_id = o.organization_id and q.queued_seq is not null
             order by q.queued_seq
             limit least(o.room, $1)
@@ -167,7 +170,11 @@ pub async fn pick(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| (r.page_import_id, r.organization_id))
+        .map(|r| Picked {
+            page_import_id: r.page_import_id,
+            attempt: r.attempt,
+            organization_id: r.organization_id,
+        })
         .collect())
 }
 
@@ -244,38 +251,47 @@ pub struct Dispatched {
 }
 
 /// Dispatches the `picked` attempts, in order: each leaves the queue (its
-/// import's `queued_seq` cleared, which `capture_dequeued` uncounts) and
-/// takes a slot; each organization dispatched to moves to the back of the
+/// `queued_seq` cleared, which `capture_dequeued` uncounts) and takes a
+/// slot; each organization dispatched to moves to the back of the
 /// round robin, in the order of its last attempt here, with its dispatch
 /// interval updated (each sample at most a minute: an organization that was
 /// idle for hours, then queues a burst, is not told to come back in an
-/// hour). An import another transaction holds (a soft delete, a cascade, a
-/// next attempt) is skipped, never waited for: that transaction takes its
-/// organization's row after the import's, the reverse of this pass, which
-/// holds the organizations' rows already (`lock_orgs`). A picked import
-/// that is no longer `processing` and live (its status set in SQL) leaves
-/// the queue undispatched (`dropped`); one that left the queue meanwhile
-/// (deleted) is not touched.
-pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Result<Dispatched> {
+/// hour). An attempt or import another transaction holds (a soft delete, a
+/// cascade) is skipped, never waited for: that transaction takes its
+/// organization's row after them, the reverse of this pass, which holds
+/// the organizations' rows already (`lock_orgs`); the import's key share
+/// is what the slot's foreign key needs. A picked attempt that may no
+/// longer run (its import not `processing` and live, its status set in
+/// SQL; or moved past it) leaves the queue undispatched (`dropped`); one
+/// that left the queue meanwhile (deleted) is not touched.
+pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Result<Dispatched> {
+    let ids: Vec<&str> = picked.iter().map(|p| p.page_import_id.as_str()).collect();
+    let attempts: Vec<i32> = picked.iter().map(|p| p.attempt).collect();
     let rows = sqlx::query!(
         r#"
         with free as (
-            select pi.id, p.ord
-            from unnest($1::text[]) with ordinality as p(id, ord)
-            join page_import pi on pi.id = p.id
-            where pi.queued_seq is not null
-            for no key update of pi skip locked
+            select a.page_import_id, a.attempt, p.ord
+            from unnest($1::text[], $2::int4[]) with ordinality as p(id, attempt, ord)
+            join page_import_attempt a on a.page_import_id = p.id and a.attempt = p.attempt
+            join page_import pi on pi.id = a.page_import_id
+            where a.queued_seq is not null
+            for no key update of a skip locked
+            for key share of pi skip locked
         ), left_queue as (
-            update page_import pi
+            update page_import_attempt a
             set queued_seq = null
             from free f
-            where pi.id = f.id
-            returning pi.id, pi.attempt, pi.organization_id, pi.project_id, pi.nonce, pi.source_url,
-                      pi.viewport_width, pi.viewport_height, pi.device_scale_factor, pi.viewport_mobile,
-                      pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent, f.ord,
-                      page_import_running(pi.status, pi.deleted_at) as running
+            where a.page_import_id = f.page_import_id and a.attempt = f.attempt
+            returning a.page_import_id, a.attempt, a.organization_id, a.traceparent, f.ord
+        ), rows as (
+            select l.page_import_id as id, l.attempt, l.organization_id, l.traceparent, l.ord, pi.project_id,
+                   pi.nonce, pi.source_url, pi.viewport_width, pi.viewport_height, pi.device_scale_factor,
+                   pi.viewport_mobile, pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent,
+                   page_import_running(pi.status, pi.deleted_at) and pi.attempt = l.attempt as running
+            from left_queue l
+            join page_import pi on pi.id = l.page_import_id
         ), taken as (
-            select * from left_queue where running
+            select * from rows where running
         ), slots as (
             -- An import's slot held by an older attempt is that attempt's,
             -- which has ended: its next attempt (committed after this pass
@@ -305,20 +321,18 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[String]) -> sqlx::Resul
             from turns t
             where c.organization_id = t.organization_id
         )
-        -- An attempt with no history row (written before it was kept)
-        -- still goes, with no trace context.
         select t.id as "id!", t.attempt as "attempt!", t.project_id as "project_id!", t.nonce as "nonce!",
                t.source_url as "source_url!", t.viewport_width as "viewport_width!",
                t.viewport_height as "viewport_height!", t.device_scale_factor as "device_scale_factor!",
                t.viewport_mobile as "viewport_mobile!", t.ready_selector,
                t.color_scheme as "color_scheme!: Label<ColorScheme>", t.locale as "locale!",
-               t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", a.traceparent,
+               t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", t.traceparent,
                t.running as "running!"
-        from left_queue t
-        left join page_import_attempt a on a.page_import_id = t.id and a.attempt = t.attempt
+        from rows t
         order by t.ord
         "#,
-        picked,
+        &ids as &[&str],
+        &attempts,
     )
     .fetch_all(conn)
     .await?;

@@ -123,8 +123,8 @@ pub struct PendingCreate {
     pub traceparent: Option<String>,
 }
 
-/// The one statement that creates imports: inserts each row, queued for a
-/// capture slot (`queued_seq`, SPEC §12), and its first attempt, but only
+/// The one statement that creates imports: inserts each row and its first
+/// attempt, queued for a capture slot (`queued_seq`, SPEC §12), but only
 /// where the project belongs to the organization, the actor is a member of
 /// it, and the organization holds fewer than `max_queued` queued attempts
 /// with this batch's earlier creates counted (admission: [`admitting!`],
@@ -190,17 +190,21 @@ pub async fn insert_many_queued(
             insert into page_import (
                 id, organization_id, project_id, source_url, viewport_width, viewport_height,
                 device_scale_factor, viewport_mobile, ready_selector, color_scheme, locale, time_zone, consent,
-                nonce, created_by, updated_by, queued_seq
+                nonce, created_by, updated_by
             )
             select a.id, a.organization_id, a.project_id, a.source_url, a.width, a.height, a.scale, a.mobile,
                    a.ready_selector, a.color_scheme::color_scheme, a.locale, a.time_zone,
-                   a.consent::consent_mode, a.nonce, a.actor, a.actor, nextval('page_import_queued_seq')
+                   a.consent::consent_mode, a.nonce, a.actor, a.actor
             from admitted a
-            order by a.ord
             returning *
         ), history as (
-            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select i.id, i.attempt, $12, i.created_by, r.traceparent from inserted i join req r on r.id = i.id
+            -- The first attempt, queued for a capture slot.
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent,
+                                             organization_id, queued_seq)
+            select i.id, i.attempt, $12, i.created_by, r.traceparent, i.organization_id,
+                   nextval('page_import_queued_seq')
+            from inserted i join req r on r.id = i.id
+            order by r.ord
         )
         "#],
         r#"
@@ -365,11 +369,15 @@ pub async fn soft_delete(conn: &mut PgConnection, id: &str, actor: &str) -> sqlx
         r#"
         with deleted as (
             update page_import pi
-            set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2, queued_seq = null
+            set deleted_at = now(), deleted_by = $2, updated_at = now(), updated_by = $2
             where pi.id = $1
               and pi.deleted_at is null
               and exists (select 1 from member_organizations($2) o where o.organization_id = pi.organization_id)
             returning pi.id
+        ), unqueued as (
+            update page_import_attempt a set queued_seq = null
+            from deleted d
+            where a.page_import_id = d.id and a.queued_seq is not null
         )
         select count(*) as "deleted!" from deleted
         "#,
@@ -523,9 +531,9 @@ pub enum NextStarted {
     Refused(OrgBacklog),
 }
 
-/// Starts attempt `attempt + 1` with a fresh nonce, queued for a capture
-/// slot (`queued_seq`, SPEC §12), ends the current attempt's history row and
-/// starts the next one's, in one statement, if admission lets it
+/// Starts attempt `attempt + 1` with a fresh nonce, ends the current
+/// attempt's history row and starts the next one's, queued for a capture
+/// slot (`queued_seq`, SPEC §12), in one statement, if admission lets it
 /// ([`admitting!`], as a create's attempt goes through it); a refused
 /// attempt writes no import or attempt. The caller holds the row's lock and has decided the row may move on; the statement
 /// still refuses a row that is deleted, or not at `attempt` in the status
@@ -551,24 +559,33 @@ pub async fn start_next_attempt(
             select organization_id, 1 as n from current
         ), "#],
         [r#", next as (
-            -- An import has one current attempt, so one place in the queue:
-            -- its last attempt left the queue when it was dispatched.
             update page_import p
             set attempt = attempt + 1, nonce = $4, status = $10, result_url = null, capture_hash = null,
-                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $5,
-                queued_seq = nextval('page_import_queued_seq')
+                screenshot_url = null, error_message = null, updated_at = now(), updated_by = $5
             from current c, admission a
             where p.id = c.id and a.admitted = 1
               and p.attempt = $3 and p.status = $8 and p.deleted_at is null
-            returning p.id, p.attempt
+            returning p.id, p.attempt, p.organization_id
         ), ended as (
+            -- Ended with `$6` unless it had ended already (a failed
+            -- import's, before a manual retry), and off the queue if it is
+            -- still there (an import whose status was set in SQL while it
+            -- waited): the next attempt takes its place.
             update page_import_attempt a
-            set finished_at = now(), outcome = $6
+            set finished_at = case when $6::text is not null and a.finished_at is null then now()
+                                   else a.finished_at end,
+                outcome = case when $6::text is not null and a.finished_at is null then $6 else a.outcome end,
+                queued_seq = null
             from next n
-            where $6::text is not null and a.page_import_id = n.id and a.attempt = $3 and a.finished_at is null
+            where a.page_import_id = n.id and a.attempt = $3
+              and (($6::text is not null and a.finished_at is null) or a.queued_seq is not null)
         ), started as (
-            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent)
-            select n.id, n.attempt, $7, $5, $9 from next n
+            -- Queued for a capture slot. An import has one current attempt,
+            -- so one place in the queue: its last attempt left it when it
+            -- was dispatched, or just now (`ended`).
+            insert into page_import_attempt (page_import_id, attempt, reason, started_by, traceparent,
+                                             organization_id, queued_seq)
+            select n.id, n.attempt, $7, $5, $9, n.organization_id, nextval('page_import_queued_seq') from next n
         )
         select a.admitted = 1 as "admitted!", a.queued as "queued!", a.dispatch_interval_secs
         from admission a

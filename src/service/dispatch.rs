@@ -155,12 +155,11 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
             dropped: 0,
         });
     }
-    let mut orgs: Vec<i64> = picked.iter().map(|(_, org)| *org).collect();
+    let mut orgs: Vec<i64> = picked.iter().map(|p| p.organization_id).collect();
     orgs.sort_unstable();
     orgs.dedup();
     capture::lock_orgs(tx, &orgs).await?;
-    let ids: Vec<String> = picked.iter().map(|(id, _)| id.clone()).collect();
-    let dispatched = capture::dispatch(tx, &ids).await?;
+    let dispatched = capture::dispatch(tx, &picked).await?;
     let messages: Vec<NewMessage> = dispatched.taken.iter().map(|t| message(rules.destination, t)).collect();
     let messages = outbox::insert(tx, "page_import", &messages, rules.lease).await?;
     Ok(Granted {
@@ -173,7 +172,7 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
 }
 
 /// The queue message of an attempt granted a slot (SPEC §7), built from its
-/// import's row as it is at the dispatch.
+/// import's and attempt's rows as they are at the dispatch.
 fn message(destination: &CaptureDestination, taken: &Taken) -> NewMessage {
     NewMessage {
         body: capture_job_body(

@@ -92,10 +92,11 @@ async fn stored_ids(pool: &PgPool) -> (HashSet<String>, HashSet<String>) {
         .fetch_all(pool)
         .await
         .unwrap();
-    let queued: Vec<String> = sqlx::query_scalar("select id from page_import where queued_seq is not null")
-        .fetch_all(pool)
-        .await
-        .unwrap();
+    let queued: Vec<String> =
+        sqlx::query_scalar("select page_import_id from page_import_attempt where queued_seq is not null")
+            .fetch_all(pool)
+            .await
+            .unwrap();
     (rows.into_iter().collect(), queued.into_iter().collect())
 }
 

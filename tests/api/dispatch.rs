@@ -282,7 +282,7 @@ async fn a_deleted_queued_import_is_never_dispatched(pool: PgPool) {
     assert_eq!(
         count(
             &app.pool,
-            "select count(*) from page_import where queued_seq is not null"
+            "select count(*) from page_import_attempt where queued_seq is not null"
         )
         .await,
         0
@@ -345,7 +345,9 @@ async fn a_queued_import_failed_in_sql_leaves_the_queue_undispatched_and_uncount
     assert_eq!(
         count(
             &pool,
-            &format!("select count(*) from page_import where id = '{failed}' and queued_seq is not null")
+            &format!(
+                "select count(*) from page_import_attempt where page_import_id = '{failed}' and queued_seq is not null"
+            )
         )
         .await,
         0,
@@ -391,7 +393,11 @@ async fn deletes_in_sql_racing_dispatch_passes_never_deadlock(pool: PgPool) {
         failed.first()
     );
     assert_eq!(
-        count(&pool, "select count(*) from page_import where queued_seq is not null").await,
+        count(
+            &pool,
+            "select count(*) from page_import_attempt where queued_seq is not null"
+        )
+        .await,
         0
     );
     assert_eq!(count_drift(&pool).await, 0, "each delete uncounted what it took off");
@@ -522,7 +528,7 @@ async fn count_drift(pool: &PgPool) -> i64 {
     count(
         pool,
         "select count(*) from capture_org c
-         where c.queued <> (select count(*) from page_import p where p.organization_id = c.organization_id and p.queued_seq is not null)",
+         where c.queued <> (select count(*) from page_import_attempt a where a.organization_id = c.organization_id and a.queued_seq is not null)",
     )
     .await
 }
@@ -558,7 +564,7 @@ async fn a_full_backlog_answers_429_with_retry_after_and_writes_nothing(pool: Pg
 
     let written = "select (select count(*) from page_import) + (select count(*) from idempotency_key)
                    + (select count(*) from page_import_attempt) + (select sum(attempt) from page_import)
-                   + (select count(*) from page_import where queued_seq is not null) + (select count(*) from outbox_message)";
+                   + (select count(*) from page_import_attempt where queued_seq is not null) + (select count(*) from outbox_message)";
     let before = count(&pool, written).await;
     let refused = post_keyed(&app, &full, "refused-then-later").await;
     assert_eq!(refused.status(), 429);
@@ -662,7 +668,7 @@ async fn concurrent_creates_never_pass_the_queued_limit(pool: PgPool) {
     let queued = count(
         &pool,
         &format!(
-            "select count(*) from page_import where organization_id = {} and queued_seq is not null",
+            "select count(*) from page_import_attempt where organization_id = {} and queued_seq is not null",
             tenant.organization_id
         ),
     )
@@ -903,10 +909,13 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
         .await
         .unwrap();
     }
-    sqlx::query("update page_import set queued_seq = nextval('page_import_queued_seq')")
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "insert into page_import_attempt (page_import_id, attempt, reason, started_by, organization_id, queued_seq)
+         select id, 1, 'create', 'test', organization_id, nextval('page_import_queued_seq') from page_import",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     // Counted as queued, as the statements that queue attempts count them.
     sqlx::query(
         "insert into capture_org (organization_id, queued, has_queued) select id, 3, true from organization
@@ -987,9 +996,16 @@ async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgP
             "the delete waits for the pass"
         );
         // The pass now reaches that import's row: it skips it.
-        let taken = capture::dispatch(&mut pass, std::slice::from_ref(&queued))
-            .await
-            .expect("no deadlock");
+        let taken = capture::dispatch(
+            &mut pass,
+            &[capture::Picked {
+                page_import_id: queued.clone(),
+                attempt: 1,
+                organization_id: tenant.organization_id,
+            }],
+        )
+        .await
+        .expect("no deadlock");
         pass.commit().await.unwrap();
         taken.taken.len()
     };
