@@ -24,6 +24,19 @@ async fn app_with(pool: PgPool, limits: &[(&'static str, &str)]) -> TestApp {
     TestApp::spawn_with_env(pool, limits.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()).await
 }
 
+/// An app with one capture slot whose dispatcher passes only when woken
+/// (no timer during a test): what a pass does next is what the test did.
+async fn one_slot_without_timer(pool: PgPool) -> TestApp {
+    app_with(
+        pool,
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "1"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await
+}
+
 /// The sweeper's clock past these tests' `CAPTURE_TIMEOUT_SECS` (1 s) for
 /// every attempt dispatched so far, without waiting: their dispatch moves
 /// 1.1 s into the past.
@@ -316,14 +329,7 @@ async fn deleting_an_import_in_flight_frees_its_slot(pool: PgPool) {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_queued_import_failed_in_sql_leaves_the_queue_undispatched_and_uncounted(pool: PgPool) {
     // No timer: the pass that drops it goes on to the attempt behind it.
-    let app = app_with(
-        pool.clone(),
-        &[
-            ("CAPTURE_MAX_IN_FLIGHT", "1"),
-            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
-        ],
-    )
-    .await;
+    let app = one_slot_without_timer(pool.clone()).await;
     let tenant = app.tenant().await;
     let running = app.create_id(&tenant).await;
     let failed = app.create_id(&tenant).await;
@@ -412,14 +418,7 @@ async fn deletes_in_sql_racing_dispatch_passes_never_deadlock(pool: PgPool) {
 /// statement; the other project's queued import stays counted.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_project_deleted_in_sql_uncounts_its_queued_imports(pool: PgPool) {
-    let app = app_with(
-        pool.clone(),
-        &[
-            ("CAPTURE_MAX_IN_FLIGHT", "1"),
-            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
-        ],
-    )
-    .await;
+    let app = one_slot_without_timer(pool.clone()).await;
     let tenant = app.tenant().await;
     let kept: i64 = sqlx::query_scalar("insert into project (organization_id, name) values ($1, 'kept') returning id")
         .bind(tenant.organization_id)
@@ -453,14 +452,7 @@ async fn a_project_deleted_in_sql_uncounts_its_queued_imports(pool: PgPool) {
 /// once, not twice.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_retry_of_an_import_still_queued_counts_it_once(pool: PgPool) {
-    let app = app_with(
-        pool.clone(),
-        &[
-            ("CAPTURE_MAX_IN_FLIGHT", "1"),
-            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
-        ],
-    )
-    .await;
+    let app = one_slot_without_timer(pool.clone()).await;
     let tenant = app.tenant().await;
     app.create_id(&tenant).await;
     let queued_id = app.create_id(&tenant).await;
@@ -960,21 +952,15 @@ async fn a_pass_waits_for_the_pass_that_counted_before_it(pool: PgPool) {
     assert_eq!(count(&pool, "select count(*) from capture_slot").await, 1);
 }
 
-/// A soft delete takes its import's row (which leaves the queue), then its
-/// organization's backlog row; a pass holds the organizations' rows, then
-/// takes queued imports' rows. A pass that meets the row of an import being
-/// deleted skips it instead of waiting: neither waits for the other, and the delete answers 204 (it was
-/// a deadlock, a 500, when the pass waited).
+/// A soft delete takes its import's row and its queued attempt's (which
+/// leaves the queue), then its organization's backlog row; a pass holds the
+/// organizations' rows, then takes queued attempts' rows. A pass that meets
+/// the rows of an import being deleted skips them instead of waiting:
+/// neither waits for the other, and the delete answers 204 (it was a
+/// deadlock, a 500, when the pass waited).
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_pass_and_a_delete_of_the_same_queued_import_do_not_deadlock(pool: PgPool) {
-    let app = app_with(
-        pool.clone(),
-        &[
-            ("CAPTURE_MAX_IN_FLIGHT", "1"),
-            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
-        ],
-    )
-    .await;
+    let app = one_slot_without_timer(pool.clone()).await;
     let tenant = app.tenant().await;
     app.create_id(&tenant).await;
     let queued = app.create_id(&tenant).await;
@@ -1069,14 +1055,7 @@ async fn a_next_attempt_committed_between_release_and_grant_takes_over_its_slot(
 /// delete commits.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn a_pass_that_granted_nothing_because_its_candidates_were_locked_ends(pool: PgPool) {
-    let app = app_with(
-        pool.clone(),
-        &[
-            ("CAPTURE_MAX_IN_FLIGHT", "1"),
-            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
-        ],
-    )
-    .await;
+    let app = one_slot_without_timer(pool.clone()).await;
     let tenant = app.tenant().await;
     let running = app.create_id(&tenant).await;
     let queued = app.create_id(&tenant).await;
