@@ -31,6 +31,7 @@ mod read_delete;
 mod reader;
 mod reader_settings;
 mod resilience;
+mod same_reader;
 mod schema;
 mod tenancy;
 mod traces;

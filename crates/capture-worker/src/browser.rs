@@ -8,7 +8,7 @@
 //! `--remote-debugging-pipe`, so no browser process listens on a port. A
 //! browser that cannot start that way does not start at all.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -24,7 +24,10 @@ use tokio::net::unix::pipe;
 use tokio::sync::Mutex;
 
 use crate::cdp::{self, CdpError, Connection, Done};
+use crate::commands::{RunIfWaitingForDebugger, SetAutoAttach, TargetFilter};
 use crate::config::BrowserUser;
+use crate::emulation::chrome_user_agent;
+use crate::protocol::{AttachedToTarget, Event, PageEvent};
 
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// Lines of Chromium's stderr kept to say why a launch failed.
@@ -57,6 +60,10 @@ pub const CHROMIUM_ARGS: &[&str] = &[
     // `(hover: none)` and `(pointer: none)` match at every size (FACTS). A
     // phone's touch is emulated per page (`emulation.rs`).
     "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
+    // A reader's browser is not automated (SPEC §14): `navigator.webdriver`
+    // false in every document, by Chromium's own switch, not by a script
+    // a page could see through.
+    "--disable-blink-features=AutomationControlled",
     // All traffic through an egress proxy; `<-loopback>` stops Chromium's
     // implicit bypass for loopback addresses.
     "--proxy-bypass-list=<-loopback>",
@@ -92,6 +99,8 @@ pub fn browser_env(
 pub struct Browser {
     pub cdp: Connection,
     pub version: String,
+    /// The captures under way in it, by browser context.
+    pub contexts: Contexts,
     pid: u32,
     home: PathBuf,
     /// Closed already: its process group is not signalled twice (the pid
@@ -108,9 +117,11 @@ impl Browser {
         let profile = home.join("profile");
         let (commands_in, commands_out) = cloexec_pipe()?;
         let (answers_in, answers_out) = cloexec_pipe()?;
+        let default_user_agent = chrome_user_agent(chrome_major(chromium).await?, false);
         let mut command = Command::new(chromium);
         command
             .args(CHROMIUM_ARGS)
+            .arg(format!("--user-agent={default_user_agent}"))
             .arg(format!("--proxy-server={guard_proxy}"))
             .arg(format!("--js-flags=--max-old-space-size={max_heap_mib}"))
             .arg(format!("--user-data-dir={}", profile.display()))
@@ -141,20 +152,27 @@ impl Browser {
             pipe::Sender::from_owned_fd(commands_out)?,
             pipe::Receiver::from_owned_fd(answers_in)?,
         );
+        let contexts = Contexts::default();
+        let (routed_cdp, routed) = (cdp.clone(), contexts.clone());
         tokio::spawn(async move {
             while let Some(event) = browser_events.recv().await {
                 tracing::trace!(method = %event.method, "browser event");
+                routed.route(&routed_cdp, &event);
             }
         });
         let version = match cdp.version(LAUNCH_TIMEOUT).await {
             Ok(version) => version,
             Err(e) => return Err(never_answered(e, pid, &home, &tail).await),
         };
+        auto_attach_shared_workers(&cdp, LAUNCH_TIMEOUT)
+            .await
+            .context("attaching shared workers")?;
         crate::metrics::browser_version(&version);
         tracing::info!(pid, %version, user = %user.name, as_root, "chromium started");
         Ok(Self {
             cdp,
             version,
+            contexts,
             pid,
             home,
             closed: std::sync::atomic::AtomicBool::new(false),
@@ -184,6 +202,104 @@ impl Browser {
         kill_group(self.pid);
         let _ = std::fs::remove_dir_all(&self.home);
     }
+}
+
+/// Shared workers, which Chromium attaches to no page (a page's
+/// auto-attach never names them), attached at the browser's level, each
+/// paused until [`Contexts::route`] has handed it to its capture.
+async fn auto_attach_shared_workers(cdp: &Connection, timeout: Duration) -> Result<Done, CdpError> {
+    const SHARED_WORKERS_ONLY: &[TargetFilter] = &[
+        TargetFilter {
+            kind: Some("shared_worker"),
+            exclude: false,
+        },
+        TargetFilter {
+            kind: None,
+            exclude: true,
+        },
+    ];
+    let auto_attach = SetAutoAttach {
+        auto_attach: true,
+        wait_for_debugger_on_start: true,
+        flatten: true,
+        filter: Some(SHARED_WORKERS_ONLY),
+    };
+    cdp.send(None, &auto_attach, timeout).await
+}
+
+/// What a capture does with a target attached in its browser context at
+/// the browser's level (`targets::attach`: set it up as its reader, then
+/// run it).
+pub type OnAttached = Arc<dyn Fn(&Connection, &AttachedToTarget) + Send + Sync>;
+
+/// The captures under way in one browser, by browser context.
+#[derive(Clone, Default)]
+pub struct Contexts(Arc<std::sync::Mutex<HashMap<String, OnAttached>>>);
+
+impl Contexts {
+    pub fn register(&self, context_id: &str, on_attached: OnAttached) {
+        self.map().insert(context_id.to_owned(), on_attached);
+    }
+
+    pub fn forget(&self, context_id: &str) {
+        self.map().remove(context_id);
+    }
+
+    /// An event of the browser's own session: a target attached there goes
+    /// to its capture; one of no capture (its context closed already) just
+    /// runs, so that nothing waits on it.
+    fn route(&self, cdp: &Connection, event: &Event) {
+        let Some(PageEvent::AttachedToTarget(attached)) = PageEvent::read(event) else {
+            return;
+        };
+        let context = attached.target_info.browser_context_id.as_deref().unwrap_or_default();
+        let capture = self.map().get(context).cloned();
+        match capture {
+            Some(on_attached) => on_attached(cdp, &attached),
+            None => {
+                let (cdp, session) = (cdp.clone(), attached.session_id);
+                tokio::spawn(async move {
+                    let run = cdp.send(Some(&session), &RunIfWaitingForDebugger {}, LAUNCH_TIMEOUT);
+                    if let Err(error) = run.await {
+                        tracing::debug!(%error, "a target of no capture did not run (it may be gone)");
+                    }
+                });
+            }
+        }
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, OnAttached>> {
+        self.0.lock().expect("contexts lock")
+    }
+}
+
+/// The major version of the Chromium at `chromium` (`chromium --version`:
+/// `Chromium 156.0.8078.129 built on …`), read before it is launched, for
+/// its default user agent: what Chromium fixes before any override reaches
+/// it (a shared or service worker's `navigator.userAgent`, the fetch of a
+/// service worker's script) says Chrome, as a reader's does, never
+/// `HeadlessChrome`.
+async fn chrome_major(chromium: &Path) -> anyhow::Result<u32> {
+    let mut child = tokio::process::Command::new(chromium)
+        .arg("--version")
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("asking {} for its version", chromium.display()))?;
+    let mut printed = String::new();
+    let stdout = child.stdout.take().context("chromium --version stdout")?;
+    tokio::io::AsyncReadExt::read_to_string(&mut tokio::io::AsyncReadExt::take(stdout, 4096), &mut printed).await?;
+    // Never waited on: the reaper collects every exit (`reaper.rs`), and a
+    // wait here could find the child reaped already.
+    drop(child);
+    major_of_version_line(&printed).with_context(|| format!("{} printed no version: {printed:?}", chromium.display()))
+}
+
+fn major_of_version_line(line: &str) -> Option<u32> {
+    line.split_whitespace()
+        .find_map(|word| word.split('.').next()?.parse().ok().filter(|_| word.contains('.')))
 }
 
 /// Keeps one browser warm, replaces it when it has died, and relaunches it
@@ -440,6 +556,21 @@ impl cdp::Command for Close {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_major_version_is_read_from_chromiums_version_line() {
+        assert_eq!(
+            major_of_version_line("Chromium 156.0.8078.129 built on Debian GNU/Linux 12 (bookworm)\n"),
+            Some(156)
+        );
+        assert_eq!(major_of_version_line("Google Chrome 157.0.1.2 \n"), Some(157));
+        assert_eq!(major_of_version_line("Chromium\n"), None);
+        assert_eq!(
+            major_of_version_line("Chromium 12 built"),
+            None,
+            "a word without a dot is no version"
+        );
+    }
 
     #[test]
     fn the_browser_environment_holds_nothing_of_the_worker_but_locale_path_and_fonts() {

@@ -96,6 +96,19 @@ pub struct SetAutoAttach {
     pub auto_attach: bool,
     pub wait_for_debugger_on_start: bool,
     pub flatten: bool,
+    /// Which kinds of target (Chromium's `TargetFilter`); none: its
+    /// default, every kind below the session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<&'static [TargetFilter]>,
+}
+
+/// One entry of a `TargetFilter`: the first entry whose `type` matches (or
+/// one without a type) decides whether a target is excluded.
+#[derive(Serialize)]
+pub struct TargetFilter {
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    pub exclude: bool,
 }
 
 impl Command for SetAutoAttach {
@@ -281,10 +294,33 @@ mod tests {
                     auto_attach: true,
                     wait_for_debugger_on_start: true,
                     flatten: true,
+                    filter: None,
                 }),
                 (
                     "Target.setAutoAttach",
                     json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+                ),
+            ),
+            (
+                sent(SetAutoAttach {
+                    auto_attach: true,
+                    wait_for_debugger_on_start: true,
+                    flatten: true,
+                    filter: Some(&[
+                        TargetFilter {
+                            kind: Some("shared_worker"),
+                            exclude: false,
+                        },
+                        TargetFilter {
+                            kind: None,
+                            exclude: true,
+                        },
+                    ]),
+                }),
+                (
+                    "Target.setAutoAttach",
+                    json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
+                           "filter": [{"type": "shared_worker", "exclude": false}, {"exclude": true}]}),
                 ),
             ),
             (

@@ -42,12 +42,16 @@ pub struct Emulation {
     platform: &'static str,
 }
 
-/// Where a set of overrides goes: the page itself (its viewport too), or a
-/// frame in a process of its own, which takes its size from the page.
+/// Where a set of overrides goes: the page itself (its viewport too), a
+/// frame in a process of its own, which takes its size from the page, or a
+/// worker the page started (dedicated, shared or service), which has no
+/// viewport or media of its own but speaks for the same reader: its
+/// `navigator`, clock and requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     Page,
     Frame,
+    Worker,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,15 +63,7 @@ impl Emulation {
     pub fn new(job: &CaptureJob<'_>, product: &str) -> Result<Self, UnknownVersion> {
         let version = ChromeVersion::of(product).ok_or_else(|| UnknownVersion(product.to_owned()))?;
         let mobile = job.viewport.mobile;
-        let (platform, suffix) = if mobile {
-            (ANDROID_PLATFORM, "Mobile Safari/537.36")
-        } else {
-            (DESKTOP_PLATFORM, "Safari/537.36")
-        };
-        let user_agent = format!(
-            "Mozilla/5.0 ({platform}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{}.0.0.0 {suffix}",
-            version.major
-        );
+        let user_agent = chrome_user_agent(version.major, mobile);
         Ok(Self {
             viewport: job.viewport,
             color_scheme: job.color_scheme,
@@ -92,10 +88,13 @@ impl Emulation {
         target: Target,
         timeout: Duration,
     ) -> Result<(), CdpError> {
+        if target == Target::Worker {
+            return self.apply_to_worker(cdp, session, timeout).await;
+        }
         let metrics = async {
             match target {
                 Target::Page => send(cdp, session, self.device_metrics(), timeout).await,
-                Target::Frame => Ok(()),
+                Target::Frame | Target::Worker => Ok(()),
             }
         };
         let touch = async {
@@ -140,6 +139,41 @@ impl Emulation {
         Ok(())
     }
 
+    /// A worker's overrides, sent at once while it waits for the debugger
+    /// (a service worker answers only once it runs, so the caller runs it
+    /// meanwhile; the commands reach it first, in order). The user agent
+    /// twice: `Emulation`'s sets its `navigator` (client hints, languages),
+    /// `Network`'s the headers of its own requests, which a service worker
+    /// makes outside any page. Chromium gives a worker in the page's
+    /// process the page's locale already and refuses a second override
+    /// there ("Another locale override is already in effect"): that
+    /// refusal is the page's locale in force, not a failure.
+    async fn apply_to_worker(&self, cdp: &Connection, session: &str, timeout: Duration) -> Result<(), CdpError> {
+        let user_agent = SetUserAgentOverride {
+            user_agent: &self.user_agent,
+            accept_language: &self.accept_language,
+            platform: self.platform,
+            user_agent_metadata: &self.metadata,
+        };
+        let network_user_agent = NetworkSetUserAgentOverride(user_agent);
+        let locale = async {
+            match send(cdp, session, SetLocaleOverride { locale: &self.locale }, timeout).await {
+                Err(CdpError::Protocol { message, .. }) if message.contains("already in effect") => Ok(()),
+                other => other,
+            }
+        };
+        let time_zone = SetTimezoneOverride {
+            timezone_id: &self.time_zone,
+        };
+        tokio::try_join!(
+            send(cdp, session, user_agent, timeout),
+            send(cdp, session, network_user_agent, timeout),
+            locale,
+            send(cdp, session, time_zone, timeout),
+        )?;
+        Ok(())
+    }
+
     /// What the manifest says was applied.
     pub fn applied(&self) -> AppliedEmulation<'_> {
         AppliedEmulation {
@@ -173,6 +207,20 @@ async fn send<C: Command<Reply = Done>>(
     timeout: Duration,
 ) -> Result<(), CdpError> {
     cdp.send(Some(session), &command, timeout).await.map(|Done {}| ())
+}
+
+/// The user agent Chrome itself sends on the platform, its version
+/// reduced to the major (`Chrome/156.0.0.0`): a phone's is Chrome on
+/// Android, a desktop's Chrome on Linux. Also the browser's default
+/// (`browser.rs`), for what Chromium fixes before any override can reach
+/// it.
+pub fn chrome_user_agent(major: u32, mobile: bool) -> String {
+    let (platform, suffix) = if mobile {
+        (ANDROID_PLATFORM, "Mobile Safari/537.36")
+    } else {
+        (DESKTOP_PLATFORM, "Safari/537.36")
+    };
+    format!("Mozilla/5.0 ({platform}) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/{major}.0.0.0 {suffix}")
 }
 
 /// `Accept-Language` for a tag, as Chrome's own list `tag, language` makes
@@ -314,7 +362,7 @@ impl Command for SetTouchEmulationEnabled {
     type Reply = Done;
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone, Copy)]
 #[serde(rename_all = "camelCase")]
 struct SetUserAgentOverride<'a> {
     user_agent: &'a str,
@@ -325,6 +373,16 @@ struct SetUserAgentOverride<'a> {
 
 impl Command for SetUserAgentOverride<'_> {
     const METHOD: &'static str = "Emulation.setUserAgentOverride";
+    type Reply = Done;
+}
+
+/// The same override for the requests a target makes itself.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct NetworkSetUserAgentOverride<'a>(SetUserAgentOverride<'a>);
+
+impl Command for NetworkSetUserAgentOverride<'_> {
+    const METHOD: &'static str = "Network.setUserAgentOverride";
     type Reply = Done;
 }
 

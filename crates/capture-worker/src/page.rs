@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::browser::Browser;
+use crate::browser::{Browser, Contexts, OnAttached};
 use crate::cdp::{CdpError, Command, Connection, Reply};
 use crate::commands::{
     AddScriptToEvaluateOnNewDocument, CaptureScreenshot, CaptureSnapshot, Clip, Evaluate, GetFrameOwner,
@@ -121,6 +121,8 @@ pub struct AssetBody {
 pub struct Page {
     pub(crate) cdp: Connection,
     context_id: String,
+    /// Where the browser finds this capture's shared workers.
+    contexts: Contexts,
     pub(crate) session: String,
     state: Arc<Mutex<PageState>>,
     /// The job's device, language, clock and colour scheme, set on the
@@ -150,9 +152,14 @@ impl Page {
             timeout: COMMAND_TIMEOUT,
         };
         targets::watch(&cdp, &session, true, &state, &setup);
+        let (attach_state, attach_setup) = (state.clone(), setup.clone());
+        let on_attached: OnAttached =
+            Arc::new(move |cdp, attached| targets::attach(cdp, attached, &attach_state, &attach_setup));
+        browser.contexts.register(&context_id, on_attached);
         Ok(Self {
             cdp,
             context_id,
+            contexts: browser.contexts.clone(),
             session,
             state,
             emulation,
@@ -764,6 +771,7 @@ impl Page {
 
     /// Closes the tab with its browser context.
     pub async fn close(self) {
+        self.contexts.forget(&self.context_id);
         self.cdp.forget_session(&self.session);
         for frame in &self.state().frames {
             self.cdp.forget_session(&frame.session);

@@ -177,9 +177,13 @@ pub struct AttachedToTarget {
 #[serde(rename_all = "camelCase")]
 pub struct TargetInfo {
     pub target_id: String,
-    /// `iframe`, `worker`, `service_worker`, `page` …
+    /// `iframe`, `worker`, `shared_worker`, `service_worker`, `page` …
     #[serde(rename = "type")]
     pub kind: String,
+    /// The browser context it lives in (a shared worker, attached at the
+    /// browser's level, finds its capture by it).
+    #[serde(default)]
+    pub browser_context_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::cdp::{CdpError, Connection, Done};
+
 use crate::commands::{HandleJavaScriptDialog, NetworkEnable, RunIfWaitingForDebugger, SetAutoAttach};
 use crate::consent::Consent;
 use crate::emulation::{self, Emulation};
@@ -73,41 +74,47 @@ pub async fn auto_attach(cdp: &Connection, session: &str, timeout: Duration) -> 
         auto_attach: true,
         wait_for_debugger_on_start: true,
         flatten: true,
+        filter: None,
     };
     cdp.send(Some(session), &auto_attach, timeout).await
 }
 
-/// A target attached below a watched session, set up while it is paused,
+/// A target attached below a watched session (or, for a shared worker, in
+/// the page's browser context: `browser::Contexts`), set up while it is paused,
 /// then run: a cross-site frame gets its network events and the page's
 /// reader, consent and auto-attach (so its own frames are found); a worker
-/// gets its network events (its requests are the page's too: egress,
-/// network idle). Anything else just runs.
-fn attach(cdp: &Connection, attached: &AttachedToTarget, state: &Arc<Mutex<PageState>>, setup: &Setup) {
+/// (dedicated, shared or service) gets its network events (its requests
+/// are the page's too: egress, network idle) and the page's reader (SPEC
+/// §14 "Everything the page runs is the same reader"). Anything else just
+/// runs.
+pub fn attach(cdp: &Connection, attached: &AttachedToTarget, state: &Arc<Mutex<PageState>>, setup: &Setup) {
     let child = attached.session_id.clone();
     let kind = attached.target_info.kind.as_str();
     let frame = kind == "iframe";
-    let watched = frame || kind.ends_with("worker");
-    // A service worker answers `Network.enable` only once it runs: asked
-    // in turn, it stalled its registration for the whole command timeout
-    // (10 s). Both are asked at once.
-    let enable_while_running = kind == "service_worker";
-    if watched {
+    let worker = kind.ends_with("worker");
+    if frame || worker {
         watch(cdp, &child, false, state, setup);
     }
-    let (cdp, setup) = (cdp.clone(), setup.clone());
+    let (cdp, setup, kind) = (cdp.clone(), setup.clone(), kind.to_owned());
     tokio::spawn(async move {
         let timeout = setup.timeout;
         let run = || cdp.send(Some(&child), &RunIfWaitingForDebugger {}, timeout);
-        if enable_while_running {
-            let (network, ran) = tokio::join!(enable_network(&cdp, &child, timeout), run());
+        if worker {
+            // A service worker answers `Network.enable` only once it runs:
+            // asked in turn, it stalled its registration for the whole
+            // command timeout (10 s). So a worker is asked everything at
+            // once; its commands reach it in order, before it runs.
+            let reader = setup.emulation.apply(&cdp, &child, emulation::Target::Worker, timeout);
+            let (network, reader, ran) = tokio::join!(enable_network(&cdp, &child, timeout), reader, run());
             set_up("Network.enable", network);
+            if let Err(error) = reader {
+                tracing::warn!(%error, %kind, "a worker's emulation was refused (it may be gone)");
+            }
             set_up("Runtime.runIfWaitingForDebugger", ran);
             return;
         }
-        if watched {
-            set_up("Network.enable", enable_network(&cdp, &child, timeout).await);
-        }
         if frame {
+            set_up("Network.enable", enable_network(&cdp, &child, timeout).await);
             set_up_frame(&cdp, &child, &setup).await;
         }
         set_up("Runtime.runIfWaitingForDebugger", run().await);
