@@ -219,8 +219,9 @@ impl Run<'_, '_> {
         timings.reveal_ms = self.since_start();
 
         let consent = page.consent_last().instrument(step("consent")).await;
-        crate::metrics::consent(&consent);
         page.quiet_and_freeze().instrument(step("quiet")).await?;
+        let consent = page.consent_frozen(consent).instrument(step("consent")).await;
+        crate::metrics::consent(&consent);
         timings.quiet_ms = self.since_start();
         Ok(Loaded {
             navigation,

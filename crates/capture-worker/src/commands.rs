@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cdp::{Command, Done, Reply};
-use crate::protocol::{Evaluated, FrameOwner, LayoutMetrics, Navigated, ResponseBody};
+use crate::protocol::{Described, Evaluated, FrameOwner, LayoutMetrics, Navigated, Resolved, ResponseBody};
 
 /// `Page.enable`: page events, and the named worlds of
 /// `Page.addScriptToEvaluateOnNewDocument`.
@@ -114,6 +114,60 @@ pub struct TargetFilter {
 impl Command for SetAutoAttach {
     const METHOD: &'static str = "Target.setAutoAttach";
     type Reply = Done;
+}
+
+/// `DOM.describeNode` of a node named by its backend id or by a JavaScript
+/// object (one of the two), with its shadow roots (`pierce`, `depth` 1).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescribeNode<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend_node_id: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_id: Option<&'a str>,
+    pub depth: i64,
+    pub pierce: bool,
+}
+
+impl Command for DescribeNode<'_> {
+    const METHOD: &'static str = "DOM.describeNode";
+    type Reply = Described;
+}
+
+/// `DOM.resolveNode`: a node as a JavaScript object of `execution_context_id`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveNode {
+    pub backend_node_id: i64,
+    pub execution_context_id: i64,
+}
+
+impl Command for ResolveNode {
+    const METHOD: &'static str = "DOM.resolveNode";
+    type Reply = Resolved;
+}
+
+/// `Runtime.callFunctionOn`: `this` is the object, `arguments` objects of
+/// the same world.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallFunctionOn<'a> {
+    pub object_id: &'a str,
+    pub function_declaration: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<CallArgument<'a>>,
+    pub return_by_value: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallArgument<'a> {
+    pub object_id: &'a str,
+}
+
+impl Command for CallFunctionOn<'_> {
+    const METHOD: &'static str = "Runtime.callFunctionOn";
+    type Reply = Evaluated;
 }
 
 /// `Runtime.runIfWaitingForDebugger`: a target paused at its start runs.

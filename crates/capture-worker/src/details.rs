@@ -17,10 +17,11 @@ use page_import_contract::capture::AssetKind;
 use serde::Serialize;
 
 use crate::cdp::{CdpError, Command, Connection, Done};
+use crate::commands::{CallFunctionOn, DescribeNode, ResolveNode};
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
-use crate::protocol::{Described, Evaluated, IsolatedWorld, PlatformFonts, PushedNodes, Resolved};
+use crate::protocol::{IsolatedWorld, PlatformFonts, PushedNodes};
 
 /// CDP calls of one kind in flight at once while asking about nodes.
 const IN_FLIGHT: usize = 64;
@@ -224,7 +225,8 @@ impl Page {
                 let (cdp, session) = (self.cdp.clone(), session.to_owned());
                 async move {
                     let describe = DescribeNode {
-                        backend_node_id: node,
+                        backend_node_id: Some(node),
+                        object_id: None,
                         depth: 1,
                         pierce: true,
                     };
@@ -323,6 +325,7 @@ impl Page {
         let call = CallFunctionOn {
             object_id: &object_id,
             function_declaration: &read,
+            arguments: Vec::new(),
             return_by_value: true,
         };
         let read = self
@@ -582,19 +585,6 @@ impl Command for GetPlatformFontsForNode {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct DescribeNode {
-    backend_node_id: i64,
-    depth: i64,
-    pierce: bool,
-}
-
-impl Command for DescribeNode {
-    const METHOD: &'static str = "DOM.describeNode";
-    type Reply = Described;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
 struct CreateIsolatedWorld<'a> {
     frame_id: &'a str,
     world_name: &'a str,
@@ -603,31 +593,6 @@ struct CreateIsolatedWorld<'a> {
 impl Command for CreateIsolatedWorld<'_> {
     const METHOD: &'static str = "Page.createIsolatedWorld";
     type Reply = IsolatedWorld;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResolveNode {
-    backend_node_id: i64,
-    execution_context_id: i64,
-}
-
-impl Command for ResolveNode {
-    const METHOD: &'static str = "DOM.resolveNode";
-    type Reply = Resolved;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CallFunctionOn<'a> {
-    object_id: &'a str,
-    function_declaration: &'a str,
-    return_by_value: bool,
-}
-
-impl Command for CallFunctionOn<'_> {
-    const METHOD: &'static str = "Runtime.callFunctionOn";
-    type Reply = Evaluated;
 }
 
 #[cfg(test)]
@@ -711,7 +676,8 @@ mod tests {
         );
         assert_eq!(
             sent(DescribeNode {
-                backend_node_id: 5,
+                backend_node_id: Some(5),
+                object_id: None,
                 depth: 1,
                 pierce: true
             }),
@@ -719,6 +685,15 @@ mod tests {
                 "DOM.describeNode",
                 json!({"backendNodeId": 5, "depth": 1, "pierce": true})
             )
+        );
+        assert_eq!(
+            sent(DescribeNode {
+                backend_node_id: None,
+                object_id: Some("H"),
+                depth: 1,
+                pierce: true
+            }),
+            ("DOM.describeNode", json!({"objectId": "H", "depth": 1, "pierce": true}))
         );
         assert_eq!(
             sent(CreateIsolatedWorld {
@@ -738,11 +713,25 @@ mod tests {
             sent(CallFunctionOn {
                 object_id: "O",
                 function_declaration: "function () {}",
+                arguments: Vec::new(),
                 return_by_value: true
             }),
             (
                 "Runtime.callFunctionOn",
                 json!({"objectId": "O", "functionDeclaration": "function () {}", "returnByValue": true})
+            )
+        );
+        assert_eq!(
+            sent(CallFunctionOn {
+                object_id: "R",
+                function_declaration: "function (h) {}",
+                arguments: vec![crate::commands::CallArgument { object_id: "H" }],
+                return_by_value: true
+            }),
+            (
+                "Runtime.callFunctionOn",
+                json!({"objectId": "R", "functionDeclaration": "function (h) {}",
+                       "arguments": [{"objectId": "H"}], "returnByValue": true})
             )
         );
 

@@ -45,6 +45,8 @@ pub enum PageEvent {
     TargetCrashed,
     BindingCalled(BindingCalled),
     ExecutionContextCreated(ExecutionContextCreated),
+    ExecutionContextDestroyed(ExecutionContextDestroyed),
+    ExecutionContextsCleared,
 }
 
 impl PageEvent {
@@ -78,6 +80,8 @@ impl PageEvent {
             "Inspector.targetCrashed" => Self::TargetCrashed,
             "Runtime.bindingCalled" => Self::BindingCalled(typed(p)?),
             "Runtime.executionContextCreated" => Self::ExecutionContextCreated(typed(p)?),
+            "Runtime.executionContextDestroyed" => Self::ExecutionContextDestroyed(typed(p)?),
+            "Runtime.executionContextsCleared" => Self::ExecutionContextsCleared,
             _ => return Ok(None),
         }))
     }
@@ -89,6 +93,14 @@ impl PageEvent {
 pub struct BindingCalled {
     pub name: String,
     pub payload: String,
+    pub execution_context_id: i64,
+}
+
+/// `Runtime.executionContextDestroyed`: a world is gone (its document
+/// navigated away, its frame removed).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionContextDestroyed {
     pub execution_context_id: i64,
 }
 
@@ -342,7 +354,13 @@ pub struct Described {
 #[serde(rename_all = "camelCase")]
 pub struct DescribedNode {
     #[serde(default)]
-    pub shadow_roots: Vec<serde::de::IgnoredAny>,
+    pub shadow_roots: Vec<ShadowRoot>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowRoot {
+    pub backend_node_id: i64,
 }
 
 /// `DOM.getFrameOwner`.
@@ -470,7 +488,7 @@ mod tests {
 
         let described = |answer: Value| Described::deserialize(answer).unwrap().node.shadow_roots.len();
         assert_eq!(
-            described(json!({"node": {"nodeId": 0, "shadowRoots": [{"nodeId": 0}]}})),
+            described(json!({"node": {"nodeId": 0, "shadowRoots": [{"nodeId": 0, "backendNodeId": 7}]}})),
             1
         );
         assert_eq!(described(json!({"node": {"nodeId": 0}})), 0);

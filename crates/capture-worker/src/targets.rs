@@ -53,6 +53,10 @@ pub fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<Page
                 (PageEvent::ExecutionContextCreated(created), Some(consent)) => {
                     consent.context_created(&session, created)
                 }
+                (PageEvent::ExecutionContextDestroyed(destroyed), Some(consent)) => consent
+                    .log()
+                    .context_destroyed(&session, destroyed.execution_context_id),
+                (PageEvent::ExecutionContextsCleared, Some(consent)) => consent.log().contexts_cleared(&session),
                 (PageEvent::DetachedFromTarget(detached), _) => cdp.forget_session(&detached.session_id),
                 (PageEvent::DialogOpening(_), _) => dismiss_dialog(&cdp, &session, setup.timeout),
                 _ => {}

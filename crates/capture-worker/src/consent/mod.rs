@@ -30,6 +30,7 @@
 //! **Only consent.** Rules only: autoconsent's text heuristic is off, so a
 //! page whose text says "accept" or "reject" is never clicked or hidden.
 
+mod generic;
 mod rules;
 mod scripts;
 
@@ -51,10 +52,11 @@ use crate::protocol::{BindingCalled, ExecutionContextCreated};
 pub const WORLD: &str = "page-import-consent";
 /// The binding the world reports on.
 pub const BINDING: &str = "__pageImportConsent";
-/// How long an opt-out may take once its popup was found, then the banner
-/// is hidden; and how long a frame that showed a CMP's marks may take to
-/// find its popup (SPEC §14 "Cost": 1.5 s over the page without its
-/// banner).
+/// How long the rules may take, from the first sign of a CMP (a frame's
+/// marks, or a popup found) to the end of its opt-out, then the banner is
+/// hidden (SPEC §14 "Cost": 1.5 s over the page without its banner). One
+/// deadline per capture: frames that reload, or keep showing a CMP's marks
+/// in new documents, never extend it.
 pub const BUDGET: Duration = Duration::from_millis(1_500);
 
 const BUNDLE: &str = include_str!("../../vendor/autoconsent/autoconsent.playwright.js");
@@ -144,6 +146,13 @@ pub struct ConsentLog {
     looked: HashSet<(String, i64)>,
     /// When the capture last stopped waiting for a marked frame's look.
     waited_until: Option<Instant>,
+    /// Worlds gone (`Runtime.executionContextDestroyed`, `…Cleared`):
+    /// never waited for or asked again.
+    destroyed: HashSet<(String, i64)>,
+    /// What the long tail's looks found and did, in all.
+    long_tail: generic::Scan,
+    /// The time those looks took when they found a banner.
+    long_tail_spent: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +208,31 @@ impl ConsentLog {
         }
     }
 
+    /// A world is gone: forgotten, and never waited for.
+    pub fn context_destroyed(&mut self, session: &str, id: i64) {
+        let world = (session.to_owned(), id);
+        self.worlds.remove(&world);
+        self.main_worlds.retain(|(s, _), main| !(s == session && *main == id));
+        self.destroyed.insert(world);
+    }
+
+    /// Every world of `session` is gone (its target navigated).
+    pub fn contexts_cleared(&mut self, session: &str) {
+        let gone: Vec<_> = self.worlds.keys().filter(|(s, _)| s == session).cloned().collect();
+        for (s, id) in gone {
+            self.context_destroyed(&s, id);
+        }
+        self.main_worlds.retain(|(s, _), _| s != session);
+    }
+
+    /// The capture's one consent deadline: [`BUDGET`] after the first sign
+    /// of a CMP; none before one.
+    fn deadline(&self) -> Option<Instant> {
+        let first_mark = self.marked.values().min().copied();
+        let popup_at = self.popup.as_ref().map(|p| p.found_at);
+        first_mark.into_iter().chain(popup_at).min().map(|first| first + BUDGET)
+    }
+
     /// The worker worlds whose frame has shown no CMP's marks yet.
     fn unmarked_worlds(&self) -> Vec<(String, i64)> {
         self.worlds
@@ -230,10 +264,19 @@ impl ConsentLog {
             return Duration::ZERO;
         };
         let end = match popup_at {
-            Some(found_at) => self.ended_at.unwrap_or(found_at + BUDGET),
+            Some(_) => self.ended_at.unwrap_or(start + BUDGET),
             None => self.waited_until.unwrap_or(start),
         };
-        end.min(Instant::now()).saturating_duration_since(start)
+        end.min(Instant::now()).saturating_duration_since(start) + self.long_tail_spent
+    }
+
+    /// The outcome of the long tail's looks so far.
+    fn long_tail_outcome(&self) -> ConsentOutcome {
+        match self.long_tail {
+            generic::Scan { hidden, .. } if hidden > 0 => ConsentOutcome::Hidden,
+            generic::Scan { pressed, .. } if pressed > 0 => ConsentOutcome::Declined,
+            _ => ConsentOutcome::None,
+        }
     }
 
     /// Whether the capture should wait for a frame that showed a CMP's
@@ -241,19 +284,17 @@ impl ConsentLog {
     /// found yet, within the budget from its marks.
     pub fn looking(&self, now: Instant) -> bool {
         self.popup.is_none()
+            && self.deadline().is_some_and(|deadline| now < deadline)
             && self
                 .marked
-                .iter()
-                .any(|(world, at)| !self.looked.contains(world) && now < *at + BUDGET)
+                .keys()
+                .any(|world| !self.looked.contains(world) && !self.destroyed.contains(world))
     }
 
     /// Whether the capture should wait: a popup was found and its opt-out
     /// has not ended, within the budget.
     pub fn opting_out(&self, now: Instant) -> bool {
-        match &self.popup {
-            Some(popup) => self.opted_out.is_none() && now < popup.found_at + BUDGET,
-            None => false,
-        }
+        self.popup.is_some() && self.opted_out.is_none() && self.deadline().is_some_and(|deadline| now < deadline)
     }
 }
 
@@ -376,10 +417,27 @@ impl Consent {
         }
     }
 
-    /// Waits while a marked frame looks for its CMP and while an opt-out is
-    /// under way (each at most [`BUDGET`]), then decides: declined (and the popup really
-    /// gone), or hidden (its elements and scroll lock undone here).
+    /// The banner dealt with: the rules first (waiting while a marked frame
+    /// looks for its CMP and while an opt-out is under way, within the one
+    /// deadline), then the long tail in every world (a banner no rule
+    /// knows, or one a rule recognized and left up).
     pub async fn settle(&self, cdp: &Connection, timeout: Duration) -> ConsentInfo {
+        let by_rules = self.rules(cdp, timeout).await;
+        self.long_tail(cdp, generic::Mode::Act, timeout).await;
+        self.info(by_rules)
+    }
+
+    /// The page frozen: any banner shown now (a late one, come after the
+    /// last look) is hidden, never pressed, and never half-drawn in the
+    /// screenshot. `before` is what the last look decided.
+    pub async fn frozen(&self, cdp: &Connection, before: ConsentInfo, timeout: Duration) -> ConsentInfo {
+        self.long_tail(cdp, generic::Mode::Hide, timeout).await;
+        self.info(before.outcome)
+    }
+
+    /// The rules' part: waits, then decides: declined (and the popup really
+    /// gone), or hidden (its elements and scroll lock undone here).
+    async fn rules(&self, cdp: &Connection, timeout: Duration) -> ConsentOutcome {
         self.look(cdp, timeout).await;
         let mut waited = false;
         loop {
@@ -414,17 +472,54 @@ impl Consent {
                 }),
             _ => false,
         };
-        let (cmp, outcome) = {
-            let log = self.log();
-            (log.cmp.clone(), outcome(&log, still_up))
-        };
+        let outcome = outcome(&self.log(), still_up);
         if let (Some(popup), ConsentOutcome::Hidden) = (&popup, outcome) {
             if let Err(e) = evaluate(cdp, &popup.session, popup.context, scripts::HIDE, timeout).await {
                 tracing::warn!(error = %e, cmp = %popup.cmp, "the consent popup could not be hidden");
             }
         }
-        let ms = self.log().spent().as_millis() as u64;
-        ConsentInfo { cmp, outcome, ms }
+        outcome
+    }
+
+    /// The long tail's look in every live world, recorded.
+    async fn long_tail(&self, cdp: &Connection, mode: generic::Mode, timeout: Duration) {
+        let worlds = self.log().worlds();
+        let (scan, spent) = generic::look(cdp, &worlds, mode, timeout).await;
+        if scan.found > 0 {
+            tracing::debug!(?scan, ?mode, "the long tail found a banner no rule dealt with");
+        }
+        let mut log = self.log();
+        log.long_tail.found += scan.found;
+        log.long_tail.pressed += scan.pressed;
+        log.long_tail.hidden += scan.hidden;
+        log.long_tail_spent += spent;
+    }
+
+    /// What the manifest says: the worse of the rules' outcome and the long
+    /// tail's (hidden over declined over none); the rule's CMP, else
+    /// `generic` when only the long tail found one.
+    fn info(&self, by_rules: ConsentOutcome) -> ConsentInfo {
+        let log = self.log();
+        let by_long_tail = log.long_tail_outcome();
+        let rank = |o: ConsentOutcome| match o {
+            ConsentOutcome::Hidden => 2,
+            ConsentOutcome::Declined => 1,
+            _ => 0,
+        };
+        let outcome = if rank(by_long_tail) > rank(by_rules) {
+            by_long_tail
+        } else {
+            by_rules
+        };
+        let cmp = log
+            .cmp
+            .clone()
+            .or_else(|| (log.long_tail.found > 0).then(|| "generic".to_owned()));
+        ConsentInfo {
+            cmp,
+            outcome,
+            ms: log.spent().as_millis() as u64,
+        }
     }
 
     /// Asks every world not yet marked to look for marks now
@@ -450,13 +545,16 @@ impl Consent {
         }
     }
 
-    /// [`Consent::settle`], the last time: then the prehide is lifted in
-    /// every world but the one whose banner is hidden ([`scripts::LIFT_PREHIDE`]).
+    /// [`Consent::settle`], the last time before the page is frozen: the
+    /// rules, then the prehide lifted in every world but the one whose
+    /// banner is hidden ([`scripts::LIFT_PREHIDE`]), then the long tail
+    /// (which now sees what the prehide kept from it: a banner a rule
+    /// recognized but never found open).
     pub async fn finish(&self, cdp: &Connection, timeout: Duration) -> ConsentInfo {
-        let info = self.settle(cdp, timeout).await;
+        let by_rules = self.rules(cdp, timeout).await;
         let (worlds, hidden) = {
             let log = self.log();
-            let hidden = match (&log.popup, info.outcome) {
+            let hidden = match (&log.popup, by_rules) {
                 (Some(popup), ConsentOutcome::Hidden) => Some((popup.session.clone(), popup.context)),
                 _ => None,
             };
@@ -471,13 +569,14 @@ impl Consent {
                 }
             });
         futures::future::join_all(lifts).await;
-        info
+        self.long_tail(cdp, generic::Mode::Act, timeout).await;
+        self.info(by_rules)
     }
 }
 
 /// Evaluates `expression` in `context` of `session`, awaiting a promise,
 /// by value.
-async fn evaluate(
+pub(crate) async fn evaluate(
     cdp: &Connection,
     session: &str,
     context: i64,
@@ -594,6 +693,41 @@ mod tests {
         log.record("s", 1, &Message::PopupFound { cmp: "K".into() });
         assert!(!log.looking(Instant::now()), "a popup: the opt-out's wait takes over");
         assert!(log.opting_out(Instant::now()));
+    }
+
+    /// A frame that reloads every 40 ms shows a CMP's marks in world after
+    /// world: the capture's one deadline still ends the wait 1.5 s after
+    /// the first, and a world that is gone is never waited for or asked.
+    #[test]
+    fn one_deadline_per_capture_whatever_worlds_come_and_go() {
+        let mut log = ConsentLog::default();
+        log.context_created("s", 1, WORLD, "frame", false);
+        log.record("s", 1, &Message::Marks);
+        let first = Instant::now();
+        std::thread::sleep(Duration::from_millis(30));
+        log.context_destroyed("s", 1);
+        log.context_created("s", 2, WORLD, "frame", false);
+        log.record("s", 2, &Message::Marks);
+        assert!(log.looking(Instant::now()), "the new world's first look is waited for");
+        assert!(
+            !log.looking(first + BUDGET + Duration::from_millis(1)),
+            "a later world's marks never extend the first one's deadline"
+        );
+        assert_eq!(
+            log.worlds(),
+            vec![("s".to_owned(), 2)],
+            "the destroyed world is forgotten"
+        );
+        log.context_destroyed("s", 2);
+        assert!(!log.looking(Instant::now()), "no live world is left to wait for");
+
+        let mut log = ConsentLog::default();
+        log.context_created("t", 5, WORLD, "a", false);
+        log.context_created("t", 6, "", "a", true);
+        log.context_created("u", 7, WORLD, "b", false);
+        log.contexts_cleared("t");
+        assert_eq!(log.worlds(), vec![("u".to_owned(), 7)]);
+        assert_eq!(log.main_world_of("t", 5), None);
     }
 
     #[test]
