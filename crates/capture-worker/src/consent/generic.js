@@ -46,6 +46,17 @@
     /(utilizziamo|questo sito (usa|utilizza)).{0,40}cookie/is,
     /(wij gebruiken|we gebruiken|deze website gebruikt).{0,40}cookies/is,
   ];
+  // The page's own dialogs that may mention cookies in passing (SPEC §14
+  // "Only consent"): a region, country or language picker, a newsletter, a
+  // sign-in. autoconsent's own exclusions (age checks) come with it.
+  const OUR_NEVER = [
+    /\b(choose|select|change|pick|confirm)\s+(your|a|the)\s+(region|country|language|location|store|currency|delivery)\b/i,
+    /\b(wählen sie|wähle)\s+(ihre|deine|ein)\s+(region|land|sprache)\b/i,
+    /\b(choisissez|sélectionnez)\s+(votre|une)\s+(région|pays|langue)\b/i,
+    /\b(elige|selecciona)\s+(tu|su)\s+(región|país|idioma)\b/i,
+    /(地域|国|言語)を(選択|選んで)/,
+    /\b(newsletter|subscribe to our|sign up for our|sign in to|log in to)\b/i,
+  ];
   const OUR_REJECT = [
     /^(拒否|拒否する|すべて拒否|全て拒否|同意しない|同意しません|辞退|辞退する|必要なもののみ|必須のみ|必要な(cookie|クッキー)のみ(許可)?|必須(cookie|クッキー)のみ(許可)?)$/i,
     /^(거부|모두 거부|거절|동의하지 않음|동의 안 함|필수만|필수 쿠키만( 허용)?)$/i,
@@ -82,7 +93,8 @@
   };
   const speaksOfConsent = (text) => {
     const t = text.slice(0, TEXT_LIMIT);
-    return !DETECT_NEVER_MATCH_PATTERNS.some((p) => t.search(p) >= 0) && DETECT.some((p) => t.search(p) >= 0);
+    const never = DETECT_NEVER_MATCH_PATTERNS.concat(OUR_NEVER);
+    return !never.some((p) => t.search(p) >= 0) && DETECT.some((p) => t.search(p) >= 0);
   };
   // The decision on a layer, from its text and its controls' labels: a
   // banner or not, and the one control to press (its index), or -1: hide.

@@ -114,12 +114,20 @@ pub async fn look(cdp: &Connection, worlds: &[(String, i64)], mode: Mode, timeou
 /// One world: the detector defined there if it is not yet, a scan, and
 /// the closed shadow roots it met opened and scanned.
 async fn scan_world(cdp: &Connection, session: &str, world: i64, mode: Mode, timeout: Duration) -> Scan {
-    if let Err(e) = evaluate(cdp, session, world, script(), timeout).await {
-        tracing::debug!(error = %e, "a world could not take the long-tail detector (its frame may be gone)");
-        return Scan::default();
+    // The detector's ~50 KiB are sent and compiled once per world: asked
+    // first whether it is there.
+    let scan_expression = format!(
+        "window.__pageImportGeneric ? window.__pageImportGeneric.scan({:?}) : null",
+        mode.as_str()
+    );
+    let mut scanned = evaluate(cdp, session, world, &scan_expression, timeout).await;
+    if matches!(scanned, Ok(Value::Null)) {
+        scanned = match evaluate(cdp, session, world, script(), timeout).await {
+            Ok(_) => evaluate(cdp, session, world, &scan_expression, timeout).await,
+            Err(e) => Err(e),
+        };
     }
-    let expression = format!("window.__pageImportGeneric.scan({:?})", mode.as_str());
-    let mut scan: Scan = match evaluate(cdp, session, world, &expression, timeout).await {
+    let mut scan: Scan = match scanned {
         Ok(value) => serde_json::from_value(value).unwrap_or_default(),
         Err(e) => {
             tracing::debug!(error = %e, "a world could not look for a banner (its frame may be gone)");
@@ -381,6 +389,16 @@ mod tests {
                 None,
             ),
             ("Choose your region", &["Europe", "United States"], None),
+            (
+                "Choose your region to see prices. We use cookies to remember it.",
+                &["Accept all", "Reject all"],
+                None,
+            ),
+            (
+                "Subscribe to our newsletter. We use cookies to remember you.",
+                &["Subscribe", "No thanks"],
+                None,
+            ),
         ];
         let harness = format!(
             "globalThis.window = globalThis;\n{}\nconst cases = {};\n\
