@@ -95,6 +95,11 @@ async fn cookie_settings_in_the_page_flow_are_left_alone(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn offer_sheet_with_accept_offer_is_left_alone(pool: PgPool) {
+    guard(pool, "guard-offer-sheet", DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn newsletter_modal_on_a_phone_is_left_alone(pool: PgPool) {
     guard(pool, "guard-newsletter-modal", PHONE).await;
 }
@@ -105,7 +110,7 @@ async fn age_check_on_a_phone_is_left_alone(pool: PgPool) {
 }
 
 /// SPEC §14 "Cost": one deadline per capture. A frame that shows
-/// OneTrust's known banner element and reloads itself every 40 ms (a new
+/// known CMP elements (OneTrust's, cookie-alert's) and reloads itself every 40 ms (a new
 /// document, a new world each time) never extends it: the capture
 /// completes and `consent.ms` is within SPEC's 1.5 s (plus 1 s of slack).
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -116,13 +121,14 @@ async fn frame_reloading_a_known_cmp_every_40_ms_keeps_one_consent_deadline(pool
     let worker = WorkerProcess::start(&app, &[site.addr], &[]);
     let manifest = capture(&app, &worker, &site.url("/"), DESKTOP).await;
     let consent = &manifest.0["consent"];
-    super::record("reloading-frame (800px)", consent, 0.0, 0, None, &[]);
     let ms = consent["ms"]
         .as_u64()
         .unwrap_or_else(|| panic!("no consent.ms: {consent}"));
-    assert!(
-        ms <= 1_500 + 1_000,
-        "consent.ms {ms} > 1.5 s + 1 s of slack: {}",
-        json!(consent)
-    );
+    let problems = if ms > 1_500 + 1_000 {
+        vec![format!("consent.ms {ms} > 1.5 s + 1 s of slack")]
+    } else {
+        vec![]
+    };
+    super::record("reloading-frame (800px)", consent, 0.0, 0, None, &problems);
+    assert!(problems.is_empty(), "{problems:?}: {}", json!(consent));
 }

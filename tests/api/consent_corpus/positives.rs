@@ -30,6 +30,11 @@ async fn osano_corner_box_is_declined_by_decline(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn osano_top_bar_that_pushes_the_page_down_is_declined_by_decline(pool: PgPool) {
+    positive(pool, "osano-top-pushdown", Presses(&["Decline"]), DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn two_layer_cmp_is_declined_by_reject_all_behind_manage_preferences(pool: PgPool) {
     positive(
         pool,
