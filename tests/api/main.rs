@@ -11,6 +11,7 @@ mod capture;
 mod coalesce;
 mod code2des;
 mod consent;
+mod consent_corpus;
 mod cors;
 mod create;
 mod dev_stack;

@@ -14,6 +14,8 @@ pub struct Browser {
     child: Child,
     page: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
     next_id: u64,
+    /// Its DevTools port, where the targets of its frames are listed.
+    port: String,
     _profile: TempDir,
 }
 
@@ -91,6 +93,7 @@ impl Browser {
             child,
             page,
             next_id: 1,
+            port,
             _profile: profile,
         }
     }
@@ -135,6 +138,46 @@ impl Browser {
             assert!(Instant::now() < deadline, "never true: {expression}");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Evaluates `expression` in the frame of another site (a target of its
+    /// own) whose URL starts with `url_prefix`, once that frame is there
+    /// (within 10 s), and returns its value.
+    pub async fn eval_in_frame(&mut self, url_prefix: &str, expression: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let frame_ws = loop {
+            let targets: Value = reqwest::get(format!("http://127.0.0.1:{}/json/list", self.port))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if let Some(ws) = targets
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["type"] == "iframe" && t["url"].as_str().is_some_and(|u| u.starts_with(url_prefix)))
+                .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+            {
+                break ws.to_owned();
+            }
+            assert!(Instant::now() < deadline, "no frame at {url_prefix}: {targets}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let (mut frame, _) = tokio_tungstenite::connect_async(frame_ws).await.unwrap();
+        let command = json!({"id": 1, "method": "Runtime.evaluate",
+            "params": {"expression": expression, "returnByValue": true, "awaitPromise": true}});
+        frame.send(Message::text(command.to_string())).await.unwrap();
+        while let Some(Ok(message)) = frame.next().await {
+            if let Message::Text(text) = message {
+                let answer: Value = serde_json::from_str(&text).unwrap();
+                if answer["id"] == 1 {
+                    assert!(answer.get("error").is_none(), "Runtime.evaluate in the frame: {answer}");
+                    return answer["result"]["result"]["value"].clone();
+                }
+            }
+        }
+        panic!("the frame went away");
     }
 }
 

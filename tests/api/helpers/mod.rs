@@ -8,6 +8,7 @@ pub mod dns;
 pub mod locks;
 pub mod manifest;
 pub mod pixels;
+pub mod press;
 pub mod process;
 pub mod proxy;
 pub mod worker;

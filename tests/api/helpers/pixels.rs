@@ -66,13 +66,35 @@ pub async fn plain_viewport_screenshot_after(
     scale: f64,
     after: Option<(&str, Duration)>,
 ) -> Vec<u8> {
+    let mut browser = plain_browser(url, width, height, scale, false).await;
+    if let Some((script, settle)) = after {
+        let answer = browser.eval(script).await;
+        assert!(!answer.is_null() && answer != "no button", "{script} answered {answer}");
+        tokio::time::sleep(settle).await;
+    }
+    viewport_screenshot(&mut browser).await
+}
+
+/// A plain headless Chromium of its own showing `url` at `width`×`height`
+/// and `scale` (as a phone, with touch, when `mobile`), loaded and its
+/// fonts ready: a reader's browser, to act in before
+/// [`viewport_screenshot`].
+pub async fn plain_browser(url: &str, width: i32, height: i32, scale: f64, mobile: bool) -> Browser {
     let mut browser = Browser::open("about:blank").await;
     browser
         .call(
             "Emulation.setDeviceMetricsOverride",
-            json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": false}),
+            json!({"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile}),
         )
         .await;
+    if mobile {
+        browser
+            .call(
+                "Emulation.setTouchEmulationEnabled",
+                json!({"enabled": true, "maxTouchPoints": 5}),
+            )
+            .await;
+    }
     // As the worker's browser (`--hide-scrollbars`): a scrollbar is no part
     // of the page.
     browser
@@ -85,11 +107,12 @@ pub async fn plain_viewport_screenshot_after(
             Duration::from_secs(20),
         )
         .await;
-    if let Some((script, settle)) = after {
-        let answer = browser.eval(script).await;
-        assert!(!answer.is_null() && answer != "no button", "{script} answered {answer}");
-        tokio::time::sleep(settle).await;
-    }
+    browser
+}
+
+/// What a plain `Page.captureScreenshot` of the viewport shows now, after
+/// two animation frames.
+pub async fn viewport_screenshot(browser: &mut Browser) -> Vec<u8> {
     browser
         .eval("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
         .await;
