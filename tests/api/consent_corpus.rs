@@ -194,13 +194,20 @@ fn library_files() -> Vec<(String, String)> {
 /// the tracker, every library, and the corpus's whole documents
 /// (`*.frame.html`) at their names.
 async fn site(name: &str, frame_origin: &str) -> Site {
-    let mut pages: Vec<(String, Page)> = vec![(
-        "/tracker.js".into(),
-        Page::of(
-            "application/javascript",
-            b"document.documentElement.dataset.tracked = 'yes';".to_vec(),
+    let mut pages: Vec<(String, Page)> = vec![
+        (
+            "/tracker.js".into(),
+            Page::of(
+                "application/javascript",
+                b"document.documentElement.dataset.tracked = 'yes';".to_vec(),
+            ),
         ),
-    )];
+        // A page's own feed that answers late (late-tag-manager.html).
+        (
+            "/slow-feed.json".into(),
+            Page::of("application/json", b"[]".to_vec()).delayed(std::time::Duration::from_secs(3)),
+        ),
+    ];
     if !name.is_empty() {
         let fixture = fixture(&format!("{name}.html"));
         pages.push(("/".into(), Page::html(&page(&fixture, frame_origin, true))));

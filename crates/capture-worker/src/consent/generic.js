@@ -9,7 +9,9 @@
 //   `closed` counts custom elements whose shadow root is closed (the worker
 //   opens them through CDP and calls `scanClosed` for each).
 // - `pending()`: whether a banner whose reject control was pressed is still
-//   shown (the worker waits a moment, then `scan("hide")`).
+//   shown; `save()`: in each such banner, its toggles turned off and its
+//   one save control pressed (once); the worker waits a moment, then
+//   `scan("hide")` hides what is still shown.
 //
 // A banner is an element laid over the page or pinned to an edge of the
 // viewport (fixed or sticky, a dialog, modal or top-layer element, or a bar
@@ -58,6 +60,8 @@
     /\b(newsletter|subscribe to our|sign up for our|sign in to|log in to)\b/i,
   ];
   const OUR_REJECT = [
+    /^(continue|proceed)\s+with\s+(only\s+)?(the\s+)?(technically|strictly)?\s*(necessary|essential|required)(\s+cookies)?(\s+only)?$/i,
+    /^(use|accept|allow)?\s*(only\s+)?(the\s+)?(technically|strictly)\s+(necessary|essential|required)(\s+cookies)?(\s+only)?$/i,
     /^(拒否|拒否する|すべて拒否|全て拒否|同意しない|同意しません|辞退|辞退する|必要なもののみ|必須のみ|必要な(cookie|クッキー)のみ(許可)?|必須(cookie|クッキー)のみ(許可)?)$/i,
     /^(거부|모두 거부|거절|동의하지 않음|동의 안 함|필수만|필수 쿠키만( 허용)?)$/i,
     /^(拒绝|全部拒绝|拒絕|全部拒絕|不同意|仅必要|僅必要|仅限必要|只接受必要的?(cookie)?|仅接受必要的?(cookie)?)$/i,
@@ -72,6 +76,9 @@
     /^(接受|全部接受|同意|允许|允許|确定|確定|好的)$/i,
     /^(accepter|acceptér|godta|godkjenn|godkänn|hyväksy|hyväksy kaikki|přijmout|přijmout vše|tillåt|tillad)( alle| kaikki| vše)?$/i,
   ];
+  // What confirms a choice once its toggles are off: "each toggle off,
+  // then save" (SPEC §14).
+  const SAVE = /^(save|save (and|&) (close|exit|continue)|save (my |your |the )?(choices|choice|settings|preferences|selection)|confirm (my |your )?(choices|choice|selection)|speichern|auswahl speichern|einstellungen speichern|enregistrer|sauvegarder|enregistrer (mes|les) (choix|préférences)|guardar|guardar (configuración|preferencias|selección)|opslaan|zapisz|salva|salva (le )?(preferenze|impostazioni)|spara|gem|lagre|tallenna|uložit|保存|設定を保存|저장|确认|確認|保存设置)$/i;
   const BUTTONS = 'button, input[type="button"], input[type="submit"], a[href], a[role="button"], [role="button"], [onclick], [tabindex="0"]';
   const REJECT = REJECT_PATTERNS.concat(OUR_REJECT);
   const ACCEPT = ACCEPT_PATTERNS.concat(OUR_ACCEPT);
@@ -127,12 +134,16 @@
     }
   };
   const childrenText = (root) => Array.from(root.children).map((c) => c.innerText || "").join(" ");
-  // The text a reader reads in `node`, through open shadow roots.
+  // The text a reader reads in `node`, through open shadow roots and the
+  // light content slotted into them (`innerText` has neither).
   const textOf = (node) => {
     let text = node.nodeType === 1 ? node.innerText || "" : childrenText(node);
     for (const el of descendants(node)) {
       if (text.length > TEXT_LIMIT) break;
       if (el.shadowRoot) text += " " + childrenText(el.shadowRoot);
+      if (el.tagName === "SLOT") {
+        for (const n of el.assignedNodes({ flatten: true })) text += " " + (n.nodeType === 1 ? n.innerText || "" : n.textContent || "");
+      }
     }
     return text;
   };
@@ -161,7 +172,11 @@
     const kids = Array.from(parent.children).filter((c) => !FLOWLESS.includes(c.tagName));
     if (kids[0] !== el && kids[kids.length - 1] !== el) return false;
     const r = el.getBoundingClientRect();
-    return r.height <= innerHeight * 0.5 && r.width >= innerWidth * 0.6;
+    if (r.height > innerHeight * 0.5 || r.width < innerWidth * 0.6) return false;
+    // At the document's very start or very end, not in the middle of it.
+    const top = r.top + scrollY;
+    const bottom = r.bottom + scrollY;
+    return top <= 1 || bottom >= document.documentElement.scrollHeight - 1;
   };
   // The elements an element at a point may be a banner of: its layer
   // ancestors and an edge bar among them, through open shadow roots.
@@ -260,6 +275,22 @@
       answer.hidden += 1;
     }
   };
+  // A pressed banner still up: its toggles turned off, then its one
+  // control that saves the choice pressed, once.
+  const save = (p) => {
+    if (p.saved) return false;
+    p.saved = true;
+    for (const t of descendants(p.inside)) {
+      if (!shown(t) || t.disabled) continue;
+      const on = (t.matches('input[type="checkbox"]') && t.checked) ||
+        (t.matches('[role="switch"], [role="checkbox"]') && t.getAttribute("aria-checked") === "true");
+      if (on) t.click();
+    }
+    const saves = controlsOf(p.inside).filter((c) => SAVE.test(clean(c.label)) && button(c.label) !== "accept");
+    if (saves.length !== 1) return false;
+    saves[0].el.click();
+    return true;
+  };
   // Still up: its controls still shown (a closed root's host may have no
   // box of its own).
   const stillShown = (p) => p.layer.isConnected && controlsOf(p.inside).length > 0 &&
@@ -283,6 +314,9 @@
     },
     pending() {
       return pressed.some(stillShown);
+    },
+    save() {
+      return pressed.filter(stillShown).filter(save).length;
     },
     decide,
   };

@@ -23,7 +23,9 @@ const SCRIPT: &str = include_str!("generic.js");
 /// How long a banner whose reject control was pressed may take to go
 /// (most remove themselves at once, some after a short transition), then
 /// it is hidden.
-pub const PRESSED_WAIT: Duration = Duration::from_millis(800);
+pub const PRESSED_WAIT: Duration = Duration::from_millis(1_000);
+/// How long a pressed banner may stay before its choice is saved.
+const SAVE_AFTER: Duration = Duration::from_millis(250);
 const POLL: Duration = Duration::from_millis(40);
 
 /// What a scan may do: press a banner's one reject control (or hide it),
@@ -204,10 +206,13 @@ async fn scan_closed(
 }
 
 /// Waits until no pressed banner is still shown in `worlds`, at most
-/// [`PRESSED_WAIT`], then hides those that are (the next scan does).
-/// Returns how many were hidden.
+/// [`PRESSED_WAIT`]; one still shown after [`SAVE_AFTER`] has its toggles
+/// turned off and its one save control pressed (a CMP whose "decline"
+/// only unticks its purposes); what is still shown at the end is hidden
+/// (the next scan does it). Returns how many were hidden.
 async fn settle_pressed(cdp: &Connection, worlds: &[(String, i64)], timeout: Duration) -> u32 {
-    let deadline = Instant::now() + PRESSED_WAIT;
+    let started = Instant::now();
+    let mut saved = false;
     loop {
         let pending = worlds.iter().map(|(session, world)| async move {
             // A world that is gone (its frame removed after the choice)
@@ -221,8 +226,16 @@ async fn settle_pressed(cdp: &Connection, worlds: &[(String, i64)], timeout: Dur
         if !still {
             return 0;
         }
-        if Instant::now() >= deadline {
+        if started.elapsed() >= PRESSED_WAIT {
             break;
+        }
+        if !saved && started.elapsed() >= SAVE_AFTER {
+            saved = true;
+            for (session, world) in worlds {
+                if let Err(e) = evaluate(cdp, session, *world, "window.__pageImportGeneric.save()", timeout).await {
+                    tracing::debug!(error = %e, "a pressed banner's choice could not be saved (its frame may be gone)");
+                }
+            }
         }
         tokio::time::sleep(POLL).await;
     }
@@ -356,6 +369,11 @@ mod tests {
             // Two controls say reject, or none does: hidden, nothing pressed.
             ("We use cookies.", &["Reject all", "Decline"], Some(-1)),
             ("We use cookies.", &["Accept", "Settings"], Some(-1)),
+            (
+                "We use cookies and similar technologies.",
+                &["Continue with technically required cookies only", "Agree and continue"],
+                Some(0),
+            ),
             (
                 "We use cookies to give you the best experience.",
                 &["OK, got it"],
