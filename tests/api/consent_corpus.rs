@@ -14,7 +14,8 @@
 //!   component), cookies-eu-banner 3.0.0 and cookie-notice 1.3.9. Each
 //!   page's configuration is in `tests/fixtures/consent-corpus/`.
 //! - Banners written by hand as sites write them (German, Japanese,
-//!   Polish, a closed shadow root, a notice with only "OK, got it"), and
+//!   Polish, Italian, a closed shadow root, a notice with only "OK, got
+//!   it", a consent-or-pay wall), and
 //!   the guards, also in `tests/fixtures/consent-corpus/` (`guard-*`).
 //!
 //! Each fixture is the part a site adds to one article page (`page`); its
@@ -24,7 +25,9 @@
 //! the page without the banner: the fixture's `<!-- banner -->` part left
 //! out), within 1 % as consent.rs; (b) the consent-gated `/tracker.js` is
 //! never requested; (c) the manifest says `declined` (or `hidden` where
-//! no reject control exists) with a CMP's name. A guard is captured
+//! no reject control exists) with a CMP's name; and neither `html` nor
+//! `body` keeps a scroll lock, and a banner without a reject control was
+//! never pressed (the page's click log). A guard is captured
 //! unchanged: the first viewport equals plain Chromium's without a press,
 //! the outcome is `none`, and the page's own click log (`data-clicks` on
 //! `html`) is empty. Each result is also written to
@@ -358,6 +361,18 @@ async fn positive(pool: PgPool, name: &str, reader: Reader, device: Device) {
     }
     if expected == "hidden" && clicks.is_some() {
         problems.push(format!("a notice without a reject control was pressed: {clicks:?}"));
+    }
+    // SPEC: "the scroll lock it set is released" (none of the corpus's
+    // pages locks itself once the banner is gone).
+    for element in ["HTML", "BODY"] {
+        let node = manifest
+            .nodes()
+            .iter()
+            .find(|n| n["name"] == element)
+            .expect("the element");
+        if manifest.style(node, "overflow-y") == "hidden" {
+            problems.push(format!("{element} keeps the scroll lock"));
+        }
     }
     if fixture(&format!("{name}.html")).contains("dataset.cmpLoaded")
         && root_attribute(&manifest, "data-cmp-loaded").is_none()

@@ -100,6 +100,16 @@ async fn offer_sheet_with_accept_offer_is_left_alone(pool: PgPool) {
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn personal_data_export_dialog_is_left_alone(pool: PgPool) {
+    guard(pool, "guard-data-export-dialog", DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn cart_drawer_in_an_open_shadow_root_is_left_alone(pool: PgPool) {
+    guard(pool, "guard-open-shadow-cart", DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn newsletter_modal_on_a_phone_is_left_alone(pool: PgPool) {
     guard(pool, "guard-newsletter-modal", PHONE).await;
 }

@@ -121,6 +121,16 @@ async fn bottom_sheet_in_a_closed_shadow_root_is_declined_by_reject_all(pool: Pg
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn italian_top_bar_is_declined_by_rifiuta(pool: PgPool) {
+    positive(pool, "italian-top-bar", Presses(&["Rifiuta"]), DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn consent_or_pay_wall_is_hidden_with_its_backdrop_and_lock_released(pool: PgPool) {
+    positive(pool, "consent-or-pay-wall", WithoutBanner, DESKTOP).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn notice_with_only_ok_got_it_is_hidden_never_pressed(pool: PgPool) {
     positive(pool, "ok-got-it-notice", WithoutBanner, DESKTOP).await;
 }
