@@ -187,7 +187,8 @@ impl Run<'_, '_> {
     }
 
     /// Navigates, waits until the page is ready and settled, declines its
-    /// consent banner, reveals it, and quiets and freezes it.
+    /// consent banner, reveals it, waits for it to be still, deals with a
+    /// banner once more, and freezes it.
     async fn load(&self, requested_url: &str, timings: &mut Timings) -> Result<Loaded, Failure> {
         let (page, settings) = (self.page, self.settings);
         page.prepare().instrument(step("prepare")).await?;
@@ -218,8 +219,15 @@ impl Run<'_, '_> {
         page.reveal(settings.max_height_px).instrument(step("reveal")).await?;
         timings.reveal_ms = self.since_start();
 
+        // The last look at a banner sees the page at rest (a banner still
+        // sliding in, a CMP a tag manager loaded while the page settled);
+        // what it changed is waited for again (at once when it changed
+        // nothing), then the page is frozen, and a banner come after it is
+        // hidden (SPEC §14 "Late banners").
+        page.quiet().instrument(step("quiet")).await?;
         let consent = page.consent_last().instrument(step("consent")).await;
-        page.quiet_and_freeze().instrument(step("quiet")).await?;
+        page.quiet().instrument(step("quiet")).await?;
+        page.freeze().instrument(step("freeze")).await?;
         let consent = page.consent_frozen(consent).instrument(step("consent")).await;
         crate::metrics::consent(&consent);
         timings.quiet_ms = self.since_start();

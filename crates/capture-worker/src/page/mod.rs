@@ -205,7 +205,7 @@ impl Page {
         }
     }
 
-    /// The page frozen ([`Page::quiet_and_freeze`]): a banner shown now,
+    /// The page frozen ([`Page::freeze`]): a banner shown now,
     /// come after the last look, is hidden, never half-drawn in the
     /// screenshot (SPEC §14 "Late banners"). `before` is what
     /// [`Page::consent_last`] said.
@@ -329,7 +329,7 @@ impl Page {
         {
             tracing::debug!(error = %e, "the page's fonts were not ready in time; it is captured as it is");
         }
-        // The document's size as of now, which [`Page::quiet_and_freeze`]
+        // The document's size as of now, which [`Page::quiet`]
         // compares with: the page has stopped changing once it is the same
         // there and nothing else changed for [`PAGE_STILL_PERIOD`]. (Seen
         // first there, a size would count as a change and hold every

@@ -143,12 +143,10 @@ impl Page {
     /// size, the network idle, no drawing animation frame in a run's first 600 ms;
     /// a render loop's later frames and a playing video's stream are
     /// motion, which does not hold it) or
-    /// [`QUIET_TIMEOUT`] has passed; then freezes the page at that instant:
-    /// its animation frames, timers, animations and media stop, and its
-    /// scroll and resize listeners and IntersectionObservers hear nothing
-    /// more (see `page.js`). A probe the page breaks counts as "still
-    /// changing".
-    pub async fn quiet_and_freeze(&self) -> Result<(), Failure> {
+    /// [`QUIET_TIMEOUT`] has passed. A probe the page breaks counts as
+    /// "still changing". Asked again when nothing changed since, it ends
+    /// at its first look.
+    pub async fn quiet(&self) -> Result<(), Failure> {
         const PROBE: &str = r#"(() => {
             for (const a of document.getAnimations()) {
                 try {
@@ -180,6 +178,13 @@ impl Page {
             let left = Duration::from_millis((PAGE_STILL_PERIOD.as_millis() as f64 - still_ms).max(0.0) as u64);
             tokio::time::sleep(left.clamp(Duration::from_millis(10), POLL)).await;
         }
+        Ok(())
+    }
+
+    /// Freezes the page at this instant: its animation frames, timers,
+    /// animations and media stop, and its scroll and resize listeners and
+    /// IntersectionObservers hear nothing more (see `page.js`).
+    pub async fn freeze(&self) -> Result<(), Failure> {
         // One instant from here on (SPEC §11): the page's frames and timers
         // stop (`page.js`), and so do its animations and media, before the
         // content height, the snapshot, the screenshot and the pixels of
