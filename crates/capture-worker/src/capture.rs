@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 
 use bytes::Bytes;
-use page_import_contract::capture::{BlockedRequest, ConsentInfo, Dialog, FontFace, Timings};
+use page_import_contract::capture::{BlockedRequest, ConsentInfo, ConsentOutcome, Dialog, FontFace, Timings};
 use page_import_contract::job::CaptureJob;
 
 use crate::browser::Browser;
@@ -221,12 +221,15 @@ impl Run<'_, '_> {
 
         // The last look at a banner sees the page at rest (a banner still
         // sliding in, a CMP a tag manager loaded while the page settled);
-        // what it changed is waited for again (at once when it changed
-        // nothing), then the page is frozen, and a banner come after it is
+        // what it changed is waited for again (only where a banner was
+        // dealt with: a render loop's page would otherwise wait anew), then
+        // the page is frozen, and a banner come after it is
         // hidden (SPEC §14 "Late banners").
         page.quiet().instrument(step("quiet")).await?;
         let consent = page.consent_last().instrument(step("consent")).await;
-        page.quiet().instrument(step("quiet")).await?;
+        if matches!(consent.outcome, ConsentOutcome::Declined | ConsentOutcome::Hidden) {
+            page.quiet().instrument(step("quiet")).await?;
+        }
         page.freeze().instrument(step("freeze")).await?;
         let consent = page.consent_frozen(consent).instrument(step("consent")).await;
         crate::metrics::consent(&consent);
