@@ -24,7 +24,7 @@ use tokio::net::unix::pipe;
 use tokio::sync::Mutex;
 
 use crate::cdp::{self, CdpError, Connection, Done};
-use crate::commands::{RunIfWaitingForDebugger, SetAutoAttach, TargetFilter};
+use crate::commands::{RunIfWaitingForDebugger, SetAutoAttach, SHARED_WORKERS_ONLY};
 use crate::config::BrowserUser;
 use crate::emulation::chrome_user_agent;
 use crate::protocol::{AttachedToTarget, Event, PageEvent};
@@ -208,16 +208,6 @@ impl Browser {
 /// auto-attach never names them), attached at the browser's level, each
 /// paused until [`Contexts::route`] has handed it to its capture.
 async fn auto_attach_shared_workers(cdp: &Connection, timeout: Duration) -> Result<Done, CdpError> {
-    const SHARED_WORKERS_ONLY: &[TargetFilter] = &[
-        TargetFilter {
-            kind: Some("shared_worker"),
-            exclude: false,
-        },
-        TargetFilter {
-            kind: None,
-            exclude: true,
-        },
-    ];
     let auto_attach = SetAutoAttach {
         auto_attach: true,
         wait_for_debugger_on_start: true,

@@ -111,6 +111,19 @@ pub struct TargetFilter {
     pub exclude: bool,
 }
 
+/// Shared workers, and nothing else (the browser-level auto-attach:
+/// `browser.rs`).
+pub const SHARED_WORKERS_ONLY: &[TargetFilter] = &[
+    TargetFilter {
+        kind: Some("shared_worker"),
+        exclude: false,
+    },
+    TargetFilter {
+        kind: None,
+        exclude: true,
+    },
+];
+
 impl Command for SetAutoAttach {
     const METHOD: &'static str = "Target.setAutoAttach";
     type Reply = Done;
@@ -360,16 +373,7 @@ mod tests {
                     auto_attach: true,
                     wait_for_debugger_on_start: true,
                     flatten: true,
-                    filter: Some(&[
-                        TargetFilter {
-                            kind: Some("shared_worker"),
-                            exclude: false,
-                        },
-                        TargetFilter {
-                            kind: None,
-                            exclude: true,
-                        },
-                    ]),
+                    filter: Some(SHARED_WORKERS_ONLY),
                 }),
                 (
                     "Target.setAutoAttach",
