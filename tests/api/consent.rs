@@ -72,8 +72,9 @@ fn vanilla_cookieconsent(layout: &str, position: &str, lock: bool, reject_button
         <script src="/cc/cookieconsent.umd.js"></script>
         <script>
         CookieConsent.run({{
-          // Every CDP-driven Chromium has navigator.webdriver: without this the
-          // library shows nothing to it (FACTS).
+          // The reference, a plain CDP-driven Chromium, has navigator.webdriver
+          // (the worker's does not: decision 0043): without this the library
+          // would show the reference nothing (FACTS).
           hideFromBots: false,
           disablePageInteraction: {lock},
           guiOptions: {{ consentModal: {{ layout: "{layout}", position: "{position}" }} }},
