@@ -1,5 +1,6 @@
 """P1 of two builds side by side, in one run: `bench/side-by-side` starts the
-stack and calls this.
+stack and calls this. With `--reads`, P3's read by id instead, at 8 and at
+64 client connections (`--read-connections`).
 
 Each build gets a database of its own in one PostgreSQL cluster (its own
 migrations, its own tables) and runs P1's service phase (closed loop, 8
@@ -49,10 +50,16 @@ def clear(url):
         subprocess.run(["psql", "-qAtX", url, "-c", sql], capture_output=True)
 
 
+def side_env(label):
+    """The settings given to one side only (`--after-env`)."""
+    pairs = bench.ARGS.after_env if label == "after" else []
+    return dict(p.split("=", 1) for p in pairs)
+
+
 def one_run(label, binary, url, token):
     bench.ARGS.bin = binary
     svc = bench.Service(18090, DATABASE_URL=url, AWS_ENDPOINT_URL="http://127.0.0.1:9",
-                        DATABASE_MAX_CONNECTIONS=bench.ARGS.connections)
+                        DATABASE_MAX_CONNECTIONS=bench.ARGS.connections, **side_env(label))
     meter = bench.CpuMeter(svc.proc.pid)
     r = bench.loadgen("closed", "--url", svc.url + "/page-imports", "--method", "POST", "--body",
                       bench.CREATE_BODY, "--token", token, "--connections", bench.ARGS.connections,
@@ -64,6 +71,47 @@ def one_run(label, binary, url, token):
     return r["rps"], cpu
 
 
+def one_read_run(label, binary, url, token, connections):
+    """P3's read by id against `rows` seeded imports, one service per turn
+    (8 pool connections, as P1's), each client count in turn on it."""
+    bench.ARGS.bin = binary
+    svc = bench.Service(18091, DATABASE_URL=url, AWS_ENDPOINT_URL="http://127.0.0.1:9",
+                        DATABASE_MAX_CONNECTIONS=bench.ARGS.connections, **side_env(label))
+    got = {}
+    for conns in connections:
+        meter = bench.CpuMeter(svc.proc.pid)
+        r = bench.loadgen("closed", "--url", svc.url + "/page-imports/bench-{n}", "--token", token,
+                          "--ids", bench.ARGS.rows, "--connections", conns, "--seconds", bench.ARGS.seconds)
+        cpu = meter.per_request(r["ok"])
+        got[conns] = r["rps"]
+        print(f"| {label} | {conns} | {r['rps']:.0f} | {r['failed']} | {cpu['service']:.0f} | {cpu['postgres']:.0f} |",
+              flush=True)
+    svc.stop()
+    return got
+
+
+def reads(args, sides, token):
+    connections = [int(c) for c in args.read_connections.split(",")]
+    for label in sides:
+        bench.DB = sides[label][1]
+        bench.seed_list(args.rows)
+    print(f"# P3 read by id side by side ({time.strftime('%Y-%m-%d %H:%M')}, {args.runs} turns of {args.seconds} s, "
+          f"{args.rows} rows, {bench.ARGS.connections} pool connections, client connections {args.read_connections})\n")
+    print("| build | client connections | req/s | failed | service µs CPU/read | PostgreSQL µs CPU/read |")
+    print("|---|---|---|---|---|---|")
+    rps = {(label, c): [] for label in sides for c in connections}
+    for turn in range(args.runs):
+        order = ["before", "after"] if turn % 2 == 0 else ["after", "before"]
+        for label in order:
+            binary, url = sides[label]
+            for conns, got in one_read_run(label, binary, url, token, connections).items():
+                rps[(label, conns)].append(got)
+    print()
+    for conns in connections:
+        b, a = bench.median(rps[("before", conns)]), bench.median(rps[("after", conns)])
+        print(f"{conns} connections: median before {b:.0f} req/s, after {a:.0f} req/s: after = {a / b:.2f}× before")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", required=True, help="the older page-import binary")
@@ -72,12 +120,21 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--reads", action="store_true", help="P3's read by id instead of P1's create")
+    parser.add_argument("--read-connections", default="8,64")
+    parser.add_argument("--rows", type=int, default=10000, help="imports seeded for the reads")
+    parser.add_argument("--after-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a setting of the after build's service only (repeatable)")
     args = parser.parse_args()
     bench.ARGS = types.SimpleNamespace(bin=args.after, loadgen=args.loadgen, out=args.out, connections=8,
-                                       seconds=args.seconds, service_workers=int(os.environ.get("SERVICE_WORKERS", "1")))
+                                       seconds=args.seconds, rows=args.rows, after_env=args.after_env,
+                                       service_workers=int(os.environ.get("SERVICE_WORKERS", "1")))
     sides = {"before": (args.before, prepare("p1_before", args.before)),
              "after": (args.after, prepare("p1_after", args.after))}
     token = bench.token()
+    if args.reads:
+        reads(args, sides, token)
+        return
     print(f"# P1 side by side ({time.strftime('%Y-%m-%d %H:%M')}, {args.runs} turns of {args.seconds} s, "
           f"8 connections, SQS refusing)\n")
     print("| build | req/s | failed | service µs CPU/create | PostgreSQL µs CPU/create |")

@@ -15,7 +15,7 @@ use page_import_platform::telemetry::trace_context;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, OnResponse, TraceLayer};
 
 use crate::config::Config;
 use crate::error::ApiError;
@@ -65,10 +65,11 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
         }))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
+        .layer(middleware::from_fn(mark_probes))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .on_response(AccessLog),
         )
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
         .with_state(state)
@@ -87,6 +88,43 @@ fn request_span(req: &Request) -> tracing::Span {
     let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
     trace_context::continue_from(&span, traceparent);
     span
+}
+
+/// The paths monitoring polls: Prometheus scrapes `/metrics` every 15 s
+/// (`scripts/dev` runs one), load balancers and orchestrators probe the
+/// other two every few seconds.
+const PROBES: [&str; 3] = ["/metrics", "/healthz", "/readyz"];
+
+/// Marks a response to a probe ([`PROBES`]) for the access log.
+#[derive(Clone, Copy)]
+struct Probe;
+
+async fn mark_probes(req: Request, next: Next) -> Response {
+    let probe = PROBES.contains(&req.uri().path());
+    let mut response = next.run(req).await;
+    if probe {
+        response.extensions_mut().insert(Probe);
+    }
+    response
+}
+
+/// The access log: a line per response, at INFO, but at DEBUG for a
+/// probe's, so that the lines of the requests someone made are not lost
+/// among scrapes in a console at the default `RUST_LOG=info`.
+#[derive(Clone, Copy)]
+struct AccessLog;
+
+impl<B> OnResponse<B> for AccessLog {
+    fn on_response(self, response: &axum::http::Response<B>, latency: Duration, span: &tracing::Span) {
+        let level = if response.extensions().get::<Probe>().is_some() {
+            tracing::Level::DEBUG
+        } else {
+            tracing::Level::INFO
+        };
+        DefaultOnResponse::new()
+            .level(level)
+            .on_response(response, latency, span);
+    }
 }
 
 /// The second listener's router when `METRICS_ADDR` is set: `/metrics` only.

@@ -18,11 +18,12 @@ use crate::domain::SourceUrlPolicy;
 use crate::metrics::Metrics;
 use crate::queue::messages::CaptureDestination;
 use crate::queue::{Committed, DispatchSignal};
-use crate::queue::{Publisher, PublisherSettings};
+use crate::queue::{Listeners, Publisher, PublisherSettings};
 use crate::service::callbacks::Callbacks;
 use crate::service::code2des::Code2DesJobs;
 use crate::service::create::Creator;
 use crate::service::dispatch::{CaptureLimits, Dispatcher};
+use crate::service::dispatch_rejected::DispatchRejected;
 use crate::service::erasure::Eraser;
 use crate::service::imports::Imports;
 use crate::service::retry::Retrier;
@@ -197,7 +198,14 @@ impl AppState {
                 lease: config.outbox_lease,
             },
             metrics.clone(),
-            Committed::new(notifier.clone(), dispatch.clone()),
+            Listeners {
+                committed: Committed::new(notifier.clone(), dispatch.clone()),
+                refused: Arc::new(DispatchRejected {
+                    pool: pool.clone(),
+                    metrics: metrics.clone(),
+                    committed: Committed::new(notifier.clone(), dispatch.clone()),
+                }),
+            },
         );
         let dns = if config.source_url_dns_check {
             Some(Arc::new(DnsChecker::new(&config.dns_nameservers)?))
@@ -256,7 +264,7 @@ fn coalesced_statements(config: &Config, pool: &PgPool) -> (coalesced::Reads, co
         }
     });
     (
-        coalesced::reads(reads, slots as usize, limits),
+        coalesced::reads(reads, config.database_coalesce_read_slots as usize, limits),
         coalesced::creates(creates, slots as usize, limits, config.org_max_queued),
     )
 }

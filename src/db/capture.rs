@@ -248,6 +248,10 @@ pub struct Dispatched {
     pub taken: Vec<Taken>,
     /// Picked imports that left the queue undispatched: no longer live.
     pub dropped: usize,
+    /// Of `taken`, those whose import's slot was still held by the attempt
+    /// they moved past: they took it over, and add nothing to the slots in
+    /// flight.
+    pub took_over: usize,
 }
 
 /// Dispatches the `picked` attempts, in order: each leaves the queue (its
@@ -287,7 +291,11 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
             select l.page_import_id as id, l.attempt, l.organization_id, l.traceparent, l.ord, pi.project_id,
                    pi.nonce, pi.source_url, pi.viewport_width, pi.viewport_height, pi.device_scale_factor,
                    pi.viewport_mobile, pi.ready_selector, pi.color_scheme, pi.locale, pi.time_zone, pi.consent,
-                   page_import_running(pi.status, pi.deleted_at) and pi.attempt = l.attempt as running
+                   page_import_running(pi.status, pi.deleted_at) and pi.attempt = l.attempt as running,
+                   -- Its import's slot already counted among those in flight
+                   -- (held by the attempt this one moved past): taken over,
+                   -- not added.
+                   exists (select 1 from capture_slot s where s.page_import_id = l.page_import_id) as took_over
             from left_queue l
             join page_import pi on pi.id = l.page_import_id
         ), taken as (
@@ -327,7 +335,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
                t.viewport_mobile as "viewport_mobile!", t.ready_selector,
                t.color_scheme as "color_scheme!: Label<ColorScheme>", t.locale as "locale!",
                t.time_zone as "time_zone!", t.consent as "consent!: Label<Consent>", t.traceparent,
-               t.running as "running!"
+               t.running as "running!", t.took_over as "took_over!"
         from rows t
         order by t.ord
         "#,
@@ -337,6 +345,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
     .fetch_all(conn)
     .await?;
     let left = rows.len();
+    let took_over = rows.iter().filter(|r| r.running && r.took_over).count();
     let taken: Vec<Taken> = rows
         .into_iter()
         .filter(|r| r.running)
@@ -362,6 +371,7 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
         .collect();
     Ok(Dispatched {
         dropped: left - taken.len(),
+        took_over,
         taken,
     })
 }

@@ -6,9 +6,6 @@ use std::time::Duration;
 
 use sqlx::PgConnection;
 
-use crate::domain::lifecycle::{AttemptOutcome, DISPATCHER};
-use crate::domain::JobStatus;
-
 /// Its `Debug` leaves the body out: a capture job's body carries the nonce.
 #[derive(Clone)]
 pub struct OutboxMessage {
@@ -175,7 +172,9 @@ pub struct Published {
 /// Removes messages SQS has accepted, and starts the clock of the capture
 /// attempts they carry (`dispatched_at`, set once: a duplicate publish does
 /// not restart it). The capture message's deduplication id names the attempt
-/// (`page_import_contract::job::deduplication_id`: `{id}:{attempt}`).
+/// (`capture_message_attempt`, migration `…_capture_message_attempt.sql`;
+/// a row that names none, written by hand or by an older release, stamps
+/// nothing rather than failing the delete).
 pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<Published> {
     let row = sqlx::query!(
         r#"
@@ -186,12 +185,9 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
             update page_import_attempt a
             set dispatched_at = now()
             from sent
-            where sent.queue = 'page_import'
-              and a.page_import_id = split_part(sent.deduplication_id, ':', 1)
-              -- A row written by hand (or by an older release) may carry
-              -- another id; it stamps nothing rather than failing the delete.
-              and a.attempt = case when split_part(sent.deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
-                                   then split_part(sent.deduplication_id, ':', 2)::int end
+            cross join lateral capture_message_attempt(sent.queue, sent.deduplication_id) m
+            where a.page_import_id = m.page_import_id
+              and a.attempt = m.attempt
               and a.dispatched_at is null
             returning a.page_import_id, extract(epoch from now() - a.started_at)::float8 as waited
         )
@@ -209,41 +205,30 @@ pub async fn delete_published(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Res
     })
 }
 
-/// Messages SQS refused as the sender's fault (SPEC §12): each leaves the
-/// outbox, and the capture attempt it carries, when it is still its
-/// import's live `processing` attempt, ends failed with `error_message`
-/// and the outcome `dispatch_rejected`, so that the next dispatch pass
-/// frees its slot. One statement. Returns the imports whose attempt ended.
-pub async fn reject(conn: &mut PgConnection, ids: &[i64], error_message: &str) -> sqlx::Result<Vec<String>> {
-    sqlx::query_scalar!(
+/// A capture message SQS refused, out of the outbox: the attempt it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedAttempt {
+    pub outbox_id: i64,
+    pub page_import_id: String,
+    pub attempt: i32,
+}
+
+/// Messages SQS refused as the sender's fault (SPEC §12) leave the outbox
+/// (they are never retried). Returns the capture attempts they named
+/// (`capture_message_attempt`), for `service::dispatch_rejected` to end.
+pub async fn delete_refused(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Result<Vec<RefusedAttempt>> {
+    sqlx::query_as!(
+        RefusedAttempt,
         r#"
         with refused as (
             delete from outbox_message where id = any($1)
-            returning queue, deduplication_id
-        ), named as (
-            select split_part(deduplication_id, ':', 1) as id,
-                   case when split_part(deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
-                        then split_part(deduplication_id, ':', 2)::int end as attempt
-            from refused where queue = 'page_import'
-        ), failed as (
-            update page_import p
-            set status = $3, error_message = $2, updated_at = now(), updated_by = $4
-            from named n
-            where p.id = n.id and p.attempt = n.attempt and page_import_running(p.status, p.deleted_at)
-            returning p.id, p.attempt
-        ), history as (
-            update page_import_attempt a
-            set finished_at = now(), outcome = $5, error_message = $2
-            from failed f
-            where a.page_import_id = f.id and a.attempt = f.attempt
+            returning id, queue, deduplication_id
         )
-        select id as "id!" from failed
+        select r.id as "outbox_id!", m.page_import_id as "page_import_id!", m.attempt as "attempt!"
+        from refused r
+        cross join lateral capture_message_attempt(r.queue, r.deduplication_id) m
         "#,
         ids,
-        error_message,
-        JobStatus::Failed as JobStatus,
-        DISPATCHER,
-        AttemptOutcome::DispatchRejected.as_str(),
     )
     .fetch_all(conn)
     .await
@@ -259,11 +244,10 @@ pub async fn drop_ended_captures(conn: &mut PgConnection, ids: &[i64]) -> sqlx::
     sqlx::query_scalar!(
         r#"
         with named as (
-            select o.id, split_part(o.deduplication_id, ':', 1) as import_id,
-                   split_part(o.deduplication_id, ':', 2)::int as attempt
+            select o.id, m.page_import_id as import_id, m.attempt
             from outbox_message o
-            where o.id = any($1) and o.queue = 'page_import'
-              and split_part(o.deduplication_id, ':', 2) ~ '^[0-9]{1,9}$'
+            cross join lateral capture_message_attempt(o.queue, o.deduplication_id) m
+            where o.id = any($1)
         ), ended as (
             select n.id from named n
             where exists (

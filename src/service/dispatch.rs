@@ -83,6 +83,8 @@ pub struct Pass {
     pub dispatched: usize,
     /// Of those, taken off the queue undispatched: no longer live.
     pub dropped: usize,
+    /// Attempts in flight after the pass (`Granted::in_flight_after`).
+    pub in_flight: i64,
     /// Every slot of the deployment is taken now.
     pub full: bool,
     /// Organizations that held all the slots they may before the pass
@@ -103,6 +105,20 @@ pub struct Granted {
     pub messages: Vec<OutboxMessage>,
     /// Picked imports that left the queue undispatched (no longer live).
     pub dropped: usize,
+    /// Of the granted attempts, those that took over their import's slot
+    /// (held by the ended attempt they moved past, and counted in
+    /// `in_flight` already).
+    pub took_over: usize,
+}
+
+impl Granted {
+    /// Attempts in flight after this grant: those before it, plus each
+    /// granted attempt that took a slot of its own. One that took over its
+    /// import's ended slot adds none: counting it again made the gauge one
+    /// high and the deployment "full" a slot early.
+    pub fn in_flight_after(&self) -> i64 {
+        self.in_flight + self.messages.len().saturating_sub(self.took_over) as i64
+    }
 }
 
 /// How a pass grants slots: the limits, and the granted attempts' messages
@@ -153,6 +169,7 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
             picked: 0,
             messages: Vec::new(),
             dropped: 0,
+            took_over: 0,
         });
     }
     let mut orgs: Vec<i64> = picked.iter().map(|p| p.organization_id).collect();
@@ -164,6 +181,7 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
     let messages = outbox::insert(tx, "page_import", &messages, rules.lease).await?;
     Ok(Granted {
         dropped: dispatched.dropped,
+        took_over: dispatched.took_over,
         in_flight,
         at_limit,
         picked: picked.len(),
@@ -207,7 +225,7 @@ impl Dispatcher {
         tx.commit().await?;
         let dispatched = granted.messages.len();
         tracing::Span::current().record("dispatched", dispatched);
-        let in_flight = granted.in_flight + dispatched as i64;
+        let in_flight = granted.in_flight_after();
         self.metrics.capture_in_flight(in_flight);
         for message in granted.messages {
             self.publisher.publish_after_commit(message);
@@ -216,6 +234,7 @@ impl Dispatcher {
             picked: granted.picked,
             dispatched,
             dropped: granted.dropped,
+            in_flight,
             full: in_flight >= self.limits.max_in_flight,
             at_limit: granted.at_limit,
         })

@@ -300,7 +300,11 @@ async fn holdable_jwks_server() -> (String, tokio::sync::watch::Sender<bool>, Ar
 /// Once its keys are old, the cache refreshes them in the background and
 /// serves them meanwhile: an identity provider that stopped answering holds
 /// up no new token whose key is known (each waited for the refetch, up to
-/// its 5 s timeout, one after another).
+/// its 5 s timeout, one after another). One refresh is under way at a time,
+/// however many uses find the keys old: a refresh task holds the
+/// authenticator (an `Arc`) until it ends, so the count of its holders is
+/// the count of refresh tasks. (The JWKS hits alone cannot tell: a second
+/// task would wait for the first's fetch, and then find its keys fresh.)
 #[tokio::test]
 async fn old_keys_are_served_while_their_refresh_hangs() {
     let (url, hold, hits) = holdable_jwks_server().await;
@@ -310,6 +314,7 @@ async fn old_keys_are_served_while_their_refresh_hangs() {
     );
     auth.warm_up().await;
     assert_eq!(hits.load(Ordering::SeqCst), 1);
+    let holders = Arc::strong_count(&auth);
     hold.send_replace(true);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     // New tokens (none verified before), one after another, while the
@@ -320,12 +325,21 @@ async fn old_keys_are_served_while_their_refresh_hangs() {
         let actor = verified.expect("a new token waited for the JWKS refresh").unwrap();
         assert_eq!(actor.subject, format!("user-{n}"));
     }
-    let refreshed = eventually(std::time::Duration::from_secs(2), || async {
+    let refreshing = eventually(std::time::Duration::from_secs(2), || async {
         hits.load(Ordering::SeqCst) == 2
     })
     .await;
-    assert!(refreshed, "one refresh, in the background");
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    assert_eq!(hits.load(Ordering::SeqCst), 2, "one at a time");
+    assert!(refreshing, "one refresh, in the background");
+    assert_eq!(
+        Arc::strong_count(&auth) - holders,
+        1,
+        "one refresh task under way, not one per use that found the keys old"
+    );
     hold.send_replace(false);
+    let ended = eventually(std::time::Duration::from_secs(5), || async {
+        Arc::strong_count(&auth) == holders
+    })
+    .await;
+    assert!(ended, "the refresh ended once the JWKS answered");
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "one fetch");
 }

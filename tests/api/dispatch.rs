@@ -1050,6 +1050,73 @@ async fn a_next_attempt_committed_between_release_and_grant_takes_over_its_slot(
     assert_eq!(slots, vec![(id, 2)]);
 }
 
+/// A pass whose release of ended slots started before a next attempt
+/// committed takes the ended attempt's slot over for it: the slots in
+/// flight stay as many. The pass counts them so (the gauge, `full`): it
+/// counted the slot before the grant and once more for the grant, one high,
+/// and the deployment full a slot early. Here: two slots, one import ended
+/// (its slot released by this pass), the other's retryable failure
+/// committed while the pass's release waits on the ended one's slot row.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_pass_that_took_over_a_slot_counts_it_once(pool: PgPool) {
+    let app = app_with(
+        pool.clone(),
+        &[
+            ("CAPTURE_MAX_IN_FLIGHT", "2"),
+            ("CAPTURE_MAX_ATTEMPTS", "3"),
+            ("CAPTURE_DISPATCH_INTERVAL_MS", "3600000"),
+        ],
+    )
+    .await;
+    let tenant = app.tenant().await;
+    app.create_id(&tenant).await;
+    app.create_id(&tenant).await;
+    let jobs = app.exactly_jobs(2).await;
+    let (ended, retried) = (&jobs[0], &jobs[1]);
+    // One attempt ends in SQL: nothing wakes a pass, its slot waits for one.
+    sqlx::query("update page_import set status = '2' where id = $1")
+        .bind(&ended.id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    // Its slot row held: the pass's release of ended slots waits for it.
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("select 1 from capture_slot where page_import_id = $1 for update")
+        .bind(&ended.id)
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let pass = tokio::spawn({
+        let dispatcher = app.state.dispatcher();
+        async move { dispatcher.dispatch_once(10).await.unwrap() }
+    });
+    assert!(
+        app.waits_for_lock("delete from capture_slot").await,
+        "the pass's release waits for the ended slot's row"
+    );
+    // Meanwhile the other attempt fails, retryable: its next one is queued,
+    // while its slot looked live to the release already under way.
+    let mut retryable = app.failed_body(retried, "connection reset");
+    retryable["retryable"] = true.into();
+    let response = app.callback(&retryable).await;
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    holder.rollback().await.unwrap();
+    let pass = pass.await.unwrap();
+
+    assert_eq!(pass.dispatched, 1, "{pass:?}");
+    let slots: Vec<(String, i32)> = sqlx::query_as("select page_import_id, attempt from capture_slot")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        slots,
+        vec![(retried.id.clone(), 2)],
+        "the next attempt took the slot over"
+    );
+    assert_eq!(pass.in_flight, 1, "one slot in flight, counted once: {pass:?}");
+    assert!(!pass.full, "one of two slots is free: {pass:?}");
+}
+
 /// The only queued attempt is held by a delete in progress: the pass picks
 /// it, skips it, and ends instead of passing again and again until the
 /// delete commits.

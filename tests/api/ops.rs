@@ -267,3 +267,63 @@ fn with<'a>(env: &[(&'a str, &'a str)], key: &'a str, value: &'a str) -> Vec<(&'
 fn without<'a>(env: &[(&'a str, &'a str)], key: &str) -> Vec<(&'a str, &'a str)> {
     env.iter().copied().filter(|(k, _)| *k != key).collect()
 }
+
+/// The access log of the service as `scripts/dev` runs it: a request
+/// someone made is an INFO line; Prometheus's scrape of `/metrics` (every
+/// 15 s there) and the health probes are DEBUG lines, out of the console at
+/// the default `RUST_LOG=info`. Here the access log's target is let through
+/// at DEBUG, so each probe's line is seen, at its level.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn scrapes_and_probes_are_logged_at_debug_and_requests_at_info(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let tenant = app.tenant().await;
+    let service = ServiceProcess::start(
+        &app,
+        &database_url_of(&pool),
+        &[("RUST_LOG", "info,tower_http::trace=debug")],
+    );
+    let http = reqwest::Client::new();
+    for path in ["/metrics", "/healthz", "/readyz"] {
+        let response = http.get(service.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    let unknown = "/page-imports/0193ffff-0000-7000-8000-000000000000";
+    let response = http
+        .get(service.url(unknown))
+        .bearer_auth(&tenant.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+
+    // Each access line: its level, by the path of its request's span.
+    let access = || -> Vec<(String, String)> {
+        service
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|v| v["message"] == "finished processing request")
+            .map(|v| {
+                let path = v["span"]["path"].as_str().unwrap_or_default().to_owned();
+                (path, v["level"].as_str().unwrap_or_default().to_owned())
+            })
+            .collect()
+    };
+    let logged = eventually(Duration::from_secs(5), || async { access().len() >= 4 }).await;
+    assert!(logged, "{}", service.log_text());
+    let mut lines = access();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            ("/healthz".to_owned(), "DEBUG".to_owned()),
+            ("/metrics".to_owned(), "DEBUG".to_owned()),
+            (unknown.to_owned(), "INFO".to_owned()),
+            ("/readyz".to_owned(), "DEBUG".to_owned()),
+        ],
+        "{}",
+        service.log_text()
+    );
+}

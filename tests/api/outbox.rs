@@ -632,3 +632,55 @@ async fn an_import_deleted_during_an_sqs_outage_is_not_published_afterwards(pool
         .await;
     assert!(more.is_empty(), "the deleted import's message was published: {more:?}");
 }
+
+/// The attempt a message names (`{id}:{attempt}`) is parsed by one SQL
+/// function (`capture_message_attempt`) for every statement that reads it:
+/// dropping the messages of ended attempts, taking refused messages out,
+/// deleting published ones. A capture message whose id names no attempt
+/// (not a number, beyond `int`), and a message of another queue whatever
+/// its id, name none in each: never dropped as ended, no attempt to end,
+/// deleted without a failed cast.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn every_statement_reads_the_attempt_a_message_names_alike(pool: PgPool) {
+    use page_import::db::outbox;
+    let app = TestApp::spawn(pool.clone()).await;
+    let tenant = app.tenant().await;
+    let id = app.create_import(&tenant).await["id"].as_str().unwrap().to_owned();
+    app.receive(&app.page_import_queue_url, 1).await;
+    sqlx::query("update page_import set status = '2' where id = $1")
+        .bind(&id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    // Not due for an hour: the app's relay leaves them to the test.
+    let insert = |queue: &'static str, dedup: String| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "insert into outbox_message (queue, body, message_group_id, deduplication_id, available_at)
+                 values ($1, '{}', '1', $2, now() + interval '1 hour') returning id",
+            )
+            .bind(queue)
+            .bind(dedup)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let ended = insert("page_import", format!("{id}:1")).await;
+    let other_queue = insert("code2des", format!("{id}:1")).await;
+    let not_a_number = insert("page_import", format!("{id}:1x")).await;
+    let beyond_int = insert("page_import", format!("{id}:99999999999")).await;
+    let mut conn = pool.acquire().await.unwrap();
+
+    let all = [ended, other_queue, not_a_number, beyond_int];
+    let dropped = outbox::drop_ended_captures(&mut conn, &all).await.unwrap();
+    assert_eq!(dropped, [ended], "only the capture message of the ended attempt");
+    let refused = outbox::delete_refused(&mut conn, &[other_queue, not_a_number])
+        .await
+        .unwrap();
+    assert!(refused.is_empty(), "neither names an attempt to end: {refused:?}");
+    let published = outbox::delete_published(&mut conn, &[beyond_int]).await.unwrap();
+    assert_eq!((published.deleted, published.dispatched.len()), (1, 0));
+    assert_eq!(app.outbox_len().await, 0, "each statement took its rows out");
+}
