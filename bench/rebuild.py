@@ -329,7 +329,10 @@ def main():
     parser.add_argument("--worker", required=True, help="capture-worker binary")
     parser.add_argument("--smoke", action="store_true", help="two small pages, nothing downloaded")
     parser.add_argument("--pages", help="comma-separated page names, `own` for all of bench/rebuild/pages, `reader`, "
-                        "`speed`, `consent` for the consent pages (default: all)")
+                        "`speed`, `consent` for the consent pages (default: all); `corpus`: the consent corpus "
+                        "table of issue 55 alone (bench/rebuild/consent_corpus.py), nothing rebuilt")
+    parser.add_argument("--before", metavar="PATH", help="with `--pages corpus`: the capture-worker build to compare "
+                        "--worker with, page by page in turn")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "rebuild"))
     parser.add_argument("--label", help="folder under --out for this run (default: the worker's name)")
     parser.add_argument("--tolerance", type=int, default=24, help="max channel difference still counted right")
@@ -357,6 +360,9 @@ def main():
     args.width = args.width or width
     args.height = args.height or height
     args.scale = args.scale or scale
+
+    if args.pages == "corpus":
+        return corpus_main(args)
 
     label = args.label or os.path.basename(args.worker)
     run_dir = os.path.join(args.out, label)
@@ -523,6 +529,144 @@ def main():
               f"screenshot | rebuild | diff: `{os.path.relpath(path, ROOT)}`")
         with open(os.path.join(run_dir, "results.json"), "w") as f:
             json.dump(rows, f, indent=1)
+
+
+def corpus_main(args):
+    """`--pages corpus`: issue 55's consent table over tests/fixtures/consent-corpus
+    (bench/rebuild/consent_corpus.py says what is measured), for `--worker`
+    ("after") and `--before`, each page in turn on both. `--runs` pairs per
+    page and worker (default 3 here). Every page's figures go to
+    <out>/<label>/<page>.json as soon as measured; the table is printed at
+    the end, and with `--reuse` from those files alone."""
+    import consent_corpus as cc
+    runs = args.runs if args.runs > 1 else 3
+    label = args.label or "consent-corpus"
+    run_dir = os.path.join(args.out, label.split(",")[0])
+    os.makedirs(run_dir, exist_ok=True)
+    workers = [("before", args.before), ("after", args.worker)] if args.before else [("after", args.worker)]
+    labels = [w for w, _ in workers]
+    wanted = [c for c in cc.cases()]
+    only = os.environ.get("CORPUS_ONLY")
+    if only:
+        wanted = [c for c in wanted if c[0] in only.split(",") or c[1] in only.split(",")]
+    width, height, scale, mobile = cc.DEVICE
+    viewport = {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile}
+    moto = None
+    try:
+        if not args.reuse:
+            cc.ensure_libraries(log)
+            if "AWS_ENDPOINT_URL" not in os.environ:
+                moto = Moto()
+            sqs, s3 = aws("sqs"), aws("s3")
+            try:
+                s3.create_bucket(Bucket=BUCKET)
+            except Exception:
+                pass
+            site, other = cc.CorpusSite("127.0.55.1"), cc.CorpusSite("127.0.55.2")
+            site.frame_origin = other.origin
+            callbacks = Callbacks()
+            running = {}
+            for name, binary in workers:
+                q = sqs.create_queue(QueueName=f"bench-r-corpus-{name}-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+                running[name] = (Worker(binary, q, [site.addr, other.addr], os.path.join(run_dir, f"worker-{name}.log")), q)
+                log(f"{name}: worker {binary}")
+            try:
+                for case, kind in wanted:
+                    site.case = case
+                    result = {"name": case, "kind": kind}
+                    for name, _ in workers:
+                        result[name] = {"runs": {}, "consents": [], "tracker": 0}
+                    # banner pages and the reloading frame: `/` against `/bare`, both declining;
+                    # a page without a banner: keep against decline.
+                    variants = [("/bare", "decline"), ("/", "decline")] if kind in ("banner", "frame") \
+                        else [("/", "keep"), ("/", "decline")]
+                    last_shot = {}
+                    survey = False
+                    # One untimed capture per build first: the page's files and Chromium's caches warm.
+                    runs_plan = [("warm", None)] + [(i, None) for i in range(runs)]
+                    for i, _ in runs_plan:
+                        order = workers if i == "warm" or i % 2 == 0 else workers[::-1]
+                        for name, _ in order:
+                            worker, q = running[name]
+                            plan = variants[-1:] if i == "warm" else variants if i % 2 == 0 else variants[::-1]
+                            for path, mode in plan:
+                                hits = site.tracker_hits
+                                pid = str(uuid.uuid4())
+                                prefix = f"page-imports/{pid}/1/"
+                                message = {"schemaVersion": 1, "pageImportId": pid, "attempt": 1,
+                                           "nonce": uuid.uuid4().hex,
+                                           "source": {"kind": "public_url", "url": site.origin + path},
+                                           "viewport": viewport, "readySelector": None,
+                                           "artifacts": {"bucket": BUCKET, "prefix": prefix},
+                                           "callbackUrl": callbacks.url, "consent": mode}
+                                sent = time.monotonic()
+                                sqs.send_message(QueueUrl=q, MessageBody=json.dumps(message))
+                                arrived = callbacks.arrival(pid, 240)
+                                if arrived is None or arrived[1].get("outcome") != "completed":
+                                    raise RuntimeError(f"{case} {path} {mode} on {name}: {arrived and arrived[1]}")
+                                seconds = arrived[0] - sent
+                                if i == "warm":
+                                    continue
+                                result[name]["runs"].setdefault(f"{path} {mode}", []).append(seconds)
+                                if path == "/" and mode == "decline":
+                                    manifest = json.loads(s3.get_object(Bucket=BUCKET, Key=prefix + "capture.json")["Body"].read())
+                                    result[name]["consents"].append(manifest.get("consent"))
+                                    result[name].setdefault("timings", []).append(manifest.get("timings"))
+                                    result[name]["tracker"] += site.tracker_hits - hits
+                                    last_shot[name] = s3.get_object(Bucket=BUCKET, Key=manifest["screenshot"]["key"])["Body"].read()
+                                    html = next((n for n in manifest["dom"]["nodes"] if n.get("name") == "HTML"), {})
+                                    survey |= any(a[0] == "data-survey-shown" for a in html.get("attributes") or [])
+                    for name, _ in workers:
+                        w = result[name]
+                        (a, b) = [f"{p} {m}" for p, m in variants]
+                        w["diffs"] = [y - x for x, y in zip(w["runs"][a], w["runs"][b])]
+                        w["cost"] = statistics.median(w["diffs"])
+                    if kind != "frame":
+                        labels_ = cc.READER.get(case) if kind == "banner" else []
+                        path = "/bare" if kind == "banner" and labels_ is None else "/"
+                        try:
+                            ref = cc.reader_view(site.origin + path, labels_, other.origin + "/",
+                                                 "document.documentElement.dataset.surveyShown === 'yes'" if survey else None)
+                            with open(os.path.join(run_dir, f"{case}-reader.png"), "wb") as f:
+                                f.write(ref)
+                            for name, _ in workers:
+                                shot_path = os.path.join(run_dir, f"{case}-{name}.png")
+                                with open(shot_path, "wb") as f:
+                                    f.write(last_shot[name])
+                                result[name]["off"] = first_viewport_off(shot_path, os.path.join(run_dir, f"{case}-reader.png"), 24)
+                        except Exception as e:  # noqa: BLE001 -- the row keeps its times
+                            log(f"{case}: no reader's view: {e}")
+                    with open(os.path.join(run_dir, f"{case}.json"), "w") as f:
+                        json.dump(result, f)
+                    log(f"{case} ({kind}): " + "; ".join(
+                        f"{name} {cc.consent_cell(result[name]['consents'][-1])}, off {cc.pct(result[name].get('off'))}, "
+                        f"cost {cc.ms(result[name]['cost'])} ms {[round(1000 * d) for d in result[name]['diffs']]}"
+                        for name, _ in workers))
+            finally:
+                for worker, q in running.values():
+                    worker.stop()
+                    sqs.delete_queue(QueueUrl=q)
+    finally:
+        if moto:
+            moto.stop()
+    # With `--reuse --label A,B`: the runs of several labels pooled, page by page.
+    results = []
+    for case, kind in cc.cases():
+        parts = []
+        for part in label.split(","):
+            path = os.path.join(args.out, part, f"{case}.json")
+            if os.path.isfile(path):
+                with open(path) as f:
+                    parts.append(json.load(f))
+        if parts:
+            results.append(cc.merge(parts))
+    print(f"\n## R: consent corpus (issue 55) — {', '.join(f'{n} `{b}`' for n, b in workers)}\n")
+    print(f"Device {width}×{height} at {scale:g} (the test's DESKTOP). consent: the manifests' outcome · cmp · ms "
+          "(median, range) of the captures with the banner; viewport off: the share of the reader's first viewport "
+          "the last such capture shows otherwise (the test fails at 1 %); capture ms: message → callback, median, "
+          "with the banner; cost ms: median of the per-run differences (each run in brackets): a banner page's "
+          "capture over its page without the banner, a page without a banner's `decline` over `keep`.\n")
+    print(cc.table(results, labels))
 
 
 def rebuild_and_compare(chrome, server, p, out_dir, tolerance):
