@@ -29,8 +29,8 @@ pub struct PageState {
     pub(crate) popups: u32,
     pub(crate) load_fired: bool,
     pub(crate) crashed: bool,
-    /// Requests in flight; a document request names the frame it loads.
-    in_flight: HashMap<String, Option<String>>,
+    /// Requests in flight, by request id.
+    in_flight: HashMap<String, InFlight>,
     last_activity: Option<Instant>,
     pub(crate) resources: HashMap<String, Resource>,
     /// Cross-site frames attached in their own sessions, parents first.
@@ -95,6 +95,14 @@ pub(crate) fn unicode_range(text: &str) -> Vec<(u32, u32)> {
     }
 }
 
+/// A request in flight: the session that saw it start (a frame's requests
+/// end with its session), and, for a document, the frame it loads.
+#[derive(Debug)]
+struct InFlight {
+    session: String,
+    frame: Option<String>,
+}
+
 /// A response worth keeping as an asset, and the session that can read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Resource {
@@ -132,7 +140,8 @@ impl PageState {
                 } else {
                     None
                 };
-                self.in_flight.insert(sent.request_id, frame);
+                let session = session.to_owned();
+                self.in_flight.insert(sent.request_id, InFlight { session, frame });
                 self.last_activity = Some(Instant::now());
             }
             PageEvent::ResponseReceived(received) => {
@@ -188,7 +197,7 @@ impl PageState {
                 // reports it in the frame's session: the request the parent
                 // saw start is no longer the parent's to wait for.
                 self.in_flight
-                    .retain(|_, frame| frame.as_deref() != Some(frame_id.as_str()));
+                    .retain(|_, request| request.frame.as_deref() != Some(frame_id.as_str()));
                 self.frames.push(Frame {
                     session: attached.session_id,
                     frame_id,
@@ -198,6 +207,14 @@ impl PageState {
             }
             PageEvent::DetachedFromTarget(detached) => {
                 self.frames.retain(|f| f.session != detached.session_id);
+                // A frame removed (a CMP's frame once its choice was made)
+                // ends no request it had started: they are not waited for.
+                let before = self.in_flight.len();
+                self.in_flight
+                    .retain(|_, request| request.session != detached.session_id);
+                if self.in_flight.len() != before {
+                    self.last_activity = Some(Instant::now());
+                }
             }
             PageEvent::WebSocketCreated(created) => {
                 self.requested.extend(authority_of(&created.url));
@@ -283,6 +300,26 @@ mod tests {
             ),
         );
         assert!(!state.network_idle(Duration::ZERO), "an image still does");
+    }
+
+    #[test]
+    fn a_removed_frames_requests_are_not_waited_for() {
+        let mut state = PageState::default();
+        state.apply(
+            "F",
+            false,
+            &Event::new(
+                "Network.requestWillBeSent",
+                json!({"requestId": "9", "type": "XHR", "request": {"url": "http://cmp.test/poll"}}),
+            ),
+        );
+        assert!(!state.network_idle(Duration::ZERO));
+        state.apply(
+            "P",
+            true,
+            &Event::new("Target.detachedFromTarget", json!({"sessionId": "F"})),
+        );
+        assert!(state.network_idle(Duration::ZERO), "the frame's session ended with it");
     }
 
     #[test]

@@ -256,12 +256,13 @@ impl ConsentLog {
     /// The time the banner cost: from the first CMP's marks (or its popup)
     /// to the opt-out's result, to the end of the budget, or, without a
     /// popup, to when the capture stopped waiting (asked again later, the
-    /// same answer).
+    /// same answer); and the time of the long tail's looks that found a
+    /// banner.
     pub fn spent(&self) -> Duration {
         let first_mark = self.marked.values().min().copied();
         let popup_at = self.popup.as_ref().map(|p| p.found_at);
         let Some(start) = first_mark.into_iter().chain(popup_at).min() else {
-            return Duration::ZERO;
+            return self.long_tail_spent;
         };
         let end = match popup_at {
             Some(_) => self.ended_at.unwrap_or(start + BUDGET),
