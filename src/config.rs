@@ -77,14 +77,9 @@ pub struct Config {
     pub allow_private_source_urls: bool,
     #[arg(long, env = "DATABASE_MAX_CONNECTIONS", default_value = "16", value_parser = parse::count::<u32>)]
     pub database_max_connections: u32,
-    /// Coalesced creates in flight (`1`: one writer).
+    /// Coalesced statements in flight per kind (creates, reads by id).
     #[arg(long, env = "DATABASE_COALESCE_SLOTS", default_value = "1", value_parser = parse::count_to::<u32, 64>)]
     pub database_coalesce_slots: u32,
-    /// Coalesced reads by id in flight: reads take no lock and write no
-    /// WAL, so a second statement overlaps the first's answer instead of
-    /// queueing behind it.
-    #[arg(long, env = "DATABASE_COALESCE_READ_SLOTS", default_value = "2", value_parser = parse::count_to::<u32, 64>)]
-    pub database_coalesce_read_slots: u32,
     /// Requests waiting for a coalesced statement before 503 `overloaded`.
     #[arg(long, env = "DATABASE_COALESCE_QUEUE", default_value = "1024", value_parser = parse::count::<usize>)]
     pub database_coalesce_queue: usize,
@@ -225,7 +220,6 @@ mod tests {
         assert!(!config.allow_private_source_urls);
         assert_eq!(config.shared.log_format, LogFormat::Json);
         assert_eq!(config.database_coalesce_slots, 1);
-        assert_eq!(config.database_coalesce_read_slots, 2);
         assert!(config.cors_allowed_origins.is_empty());
         assert_eq!(config.events_max_streams, 1000);
         assert_eq!(config.events_reread_interval, Duration::from_secs(10));

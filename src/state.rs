@@ -264,7 +264,7 @@ fn coalesced_statements(config: &Config, pool: &PgPool) -> (coalesced::Reads, co
         }
     });
     (
-        coalesced::reads(reads, config.database_coalesce_read_slots as usize, limits),
+        coalesced::reads(reads, slots as usize, limits),
         coalesced::creates(creates, slots as usize, limits, config.org_max_queued),
     )
 }
