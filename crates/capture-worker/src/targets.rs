@@ -57,7 +57,14 @@ pub fn watch(cdp: &Connection, session: &str, main: bool, state: &Arc<Mutex<Page
                     .log()
                     .context_destroyed(&session, destroyed.execution_context_id),
                 (PageEvent::ExecutionContextsCleared, Some(consent)) => consent.log().contexts_cleared(&session),
-                (PageEvent::DetachedFromTarget(detached), _) => cdp.forget_session(&detached.session_id),
+                (PageEvent::DetachedFromTarget(detached), consent) => {
+                    cdp.forget_session(&detached.session_id);
+                    // Its worlds went with it (a CMP's frame removed after
+                    // the choice): never waited for or asked again.
+                    if let Some(consent) = consent {
+                        consent.log().contexts_cleared(&detached.session_id);
+                    }
+                }
                 (PageEvent::DialogOpening(_), _) => dismiss_dialog(&cdp, &session, setup.timeout),
                 _ => {}
             }

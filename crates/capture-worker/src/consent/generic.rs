@@ -27,6 +27,10 @@ pub const PRESSED_WAIT: Duration = Duration::from_millis(1_000);
 /// How long a pressed banner may stay before its choice is saved.
 const SAVE_AFTER: Duration = Duration::from_millis(250);
 const POLL: Duration = Duration::from_millis(40);
+/// How long one world may take to answer a look: a world whose frame is
+/// being taken away may never answer, and must not hold the capture for
+/// a whole command timeout.
+pub const LOOK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// What a scan may do: press a banner's one reject control (or hide it),
 /// or only hide (the page is frozen: a press could no longer run its
@@ -86,7 +90,13 @@ fn heuristic_patterns(bundle: &str) -> Option<&str> {
 /// at once, and deals with them as `mode` says; a pressed banner still
 /// shown after [`PRESSED_WAIT`] is hidden. Returns what was done, and how
 /// long it took when it found anything.
-pub async fn look(cdp: &Connection, worlds: &[(String, i64)], mode: Mode, timeout: Duration) -> (Scan, Duration) {
+pub async fn look(
+    cdp: &Connection,
+    worlds: &[(String, i64)],
+    live: impl Fn() -> Vec<(String, i64)>,
+    mode: Mode,
+    timeout: Duration,
+) -> (Scan, Duration) {
     let started = Instant::now();
     let scans = worlds
         .iter()
@@ -101,7 +111,7 @@ pub async fn look(cdp: &Connection, worlds: &[(String, i64)], mode: Mode, timeou
         total.add(scan);
     }
     if !pressed_in.is_empty() {
-        let hidden_after = settle_pressed(cdp, &pressed_in, timeout).await;
+        let hidden_after = settle_pressed(cdp, &pressed_in, live).await;
         total.hidden += hidden_after;
         total.pressed -= hidden_after.min(total.pressed);
     }
@@ -209,11 +219,16 @@ async fn scan_closed(
 /// [`PRESSED_WAIT`]; one still shown after [`SAVE_AFTER`] has its toggles
 /// turned off and its one save control pressed (a CMP whose "decline"
 /// only unticks its purposes); what is still shown at the end is hidden
-/// (the next scan does it). Returns how many were hidden.
-async fn settle_pressed(cdp: &Connection, worlds: &[(String, i64)], timeout: Duration) -> u32 {
+/// (the next scan does it). Returns how many were hidden. A world that is
+/// gone (`live` no longer has it: its frame was removed after the choice,
+/// as a CMP's frame is) has nothing pending, and is never asked again.
+async fn settle_pressed(cdp: &Connection, pressed_in: &[(String, i64)], live: impl Fn() -> Vec<(String, i64)>) -> u32 {
     let started = Instant::now();
     let mut saved = false;
+    let timeout = PRESSED_WAIT;
     loop {
+        let live = live();
+        let worlds: Vec<_> = pressed_in.iter().filter(|w| live.contains(w)).collect();
         let pending = worlds.iter().map(|(session, world)| async move {
             // A world that is gone (its frame removed after the choice)
             // has nothing pending.
@@ -231,7 +246,7 @@ async fn settle_pressed(cdp: &Connection, worlds: &[(String, i64)], timeout: Dur
         }
         if !saved && started.elapsed() >= SAVE_AFTER {
             saved = true;
-            for (session, world) in worlds {
+            for (session, world) in &worlds {
                 if let Err(e) = evaluate(cdp, session, *world, "window.__pageImportGeneric.save()", timeout).await {
                     tracing::debug!(error = %e, "a pressed banner's choice could not be saved (its frame may be gone)");
                 }
@@ -240,7 +255,8 @@ async fn settle_pressed(cdp: &Connection, worlds: &[(String, i64)], timeout: Dur
         tokio::time::sleep(POLL).await;
     }
     let mut hidden = 0;
-    for (session, world) in worlds {
+    let live = live();
+    for (session, world) in pressed_in.iter().filter(|w| live.contains(w)) {
         if let Ok(value) = evaluate(
             cdp,
             session,

@@ -485,7 +485,8 @@ impl Consent {
     /// The long tail's look in every live world, recorded.
     async fn long_tail(&self, cdp: &Connection, mode: generic::Mode, timeout: Duration) {
         let worlds = self.log().worlds();
-        let (scan, spent) = generic::look(cdp, &worlds, mode, timeout).await;
+        let timeout = timeout.min(generic::LOOK_TIMEOUT);
+        let (scan, spent) = generic::look(cdp, &worlds, || self.log().worlds(), mode, timeout).await;
         if scan.found > 0 {
             tracing::debug!(?scan, ?mode, "the long tail found a banner no rule dealt with");
         }
