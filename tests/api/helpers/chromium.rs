@@ -70,24 +70,7 @@ impl Browser {
             .unwrap()
             .to_owned();
         // The page target Chromium opened for the URL.
-        let page_ws = loop {
-            let targets: Value = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if let Some(ws) = targets
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|t| t["type"] == "page")
-                .and_then(|t| t["webSocketDebuggerUrl"].as_str())
-            {
-                break ws.to_owned();
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        let page_ws = target_ws(&port, |t| t["type"] == "page", None).await;
         let (page, _) = tokio_tungstenite::connect_async(page_ws).await.unwrap();
         Self {
             child,
@@ -144,26 +127,10 @@ impl Browser {
     /// own) whose URL starts with `url_prefix`, once that frame is there
     /// (within 10 s), and returns its value.
     pub async fn eval_in_frame(&mut self, url_prefix: &str, expression: &str) -> Value {
+        let in_frame =
+            |t: &Value| t["type"] == "iframe" && t["url"].as_str().is_some_and(|u| u.starts_with(url_prefix));
         let deadline = Instant::now() + Duration::from_secs(10);
-        let frame_ws = loop {
-            let targets: Value = reqwest::get(format!("http://127.0.0.1:{}/json/list", self.port))
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if let Some(ws) = targets
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|t| t["type"] == "iframe" && t["url"].as_str().is_some_and(|u| u.starts_with(url_prefix)))
-                .and_then(|t| t["webSocketDebuggerUrl"].as_str())
-            {
-                break ws.to_owned();
-            }
-            assert!(Instant::now() < deadline, "no frame at {url_prefix}: {targets}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        let frame_ws = target_ws(&self.port, in_frame, Some(deadline)).await;
         let (mut frame, _) = tokio_tungstenite::connect_async(frame_ws).await.unwrap();
         let command = json!({"id": 1, "method": "Runtime.evaluate",
             "params": {"expression": expression, "returnByValue": true, "awaitPromise": true}});
@@ -189,5 +156,25 @@ impl Drop for Browser {
             libc::kill(-(self.child.id() as i32), libc::SIGKILL);
         }
         let _ = self.child.wait();
+    }
+}
+
+/// The DevTools WebSocket address of the first target of the browser on
+/// `port` that `wanted` picks, asked for until there is one (by `deadline`
+/// when given).
+async fn target_ws(port: &str, wanted: impl Fn(&Value) -> bool, deadline: Option<Instant>) -> String {
+    loop {
+        let targets: Value = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let found = targets.as_array().unwrap().iter().find(|t| wanted(t));
+        if let Some(ws) = found.and_then(|t| t["webSocketDebuggerUrl"].as_str()) {
+            return ws.to_owned();
+        }
+        assert!(deadline.is_none_or(|d| Instant::now() < d), "no such target: {targets}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
