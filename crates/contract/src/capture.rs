@@ -92,8 +92,10 @@ pub struct Emulation<'a> {
 /// popup, and the time the capture spent on it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ConsentInfo {
-    /// The name of the rule that recognized the CMP (autoconsent's), or
-    /// null when none did.
+    /// The name of the rule that recognized the CMP (autoconsent's, or
+    /// ours), `generic` for a banner no rule knows that the capture found
+    /// by what it is (SPEC §14 "The long tail"), or null when there was
+    /// none.
     pub cmp: Option<String>,
     pub outcome: ConsentOutcome,
     /// Milliseconds the banner cost: from its popup's detection to the
