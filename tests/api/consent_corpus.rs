@@ -450,3 +450,4 @@ async fn guard(pool: PgPool, name: &str, device: Device) {
 
 mod guards;
 mod positives;
+mod unseen;
