@@ -40,6 +40,37 @@ pub struct CaptureJob<'a> {
     pub callback_url: Cow<'a, str>,
 }
 
+/// The version of a set's message (SPEC §15 "The message"). A worker that
+/// does not know it leaves the message to SQS's redrive.
+pub const SET_SCHEMA_VERSION: u32 = 2;
+
+/// An import set's first attempts, dispatched together (SPEC §15): one
+/// worker captures `jobs` in order in one browser context, and each member
+/// is called back on its own. Holds one capture slot until its last member
+/// ends. Its `Debug` leaves the nonces out, as [`CaptureJob`]'s does.
+#[derive(Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SetJob<'a> {
+    pub schema_version: u32,
+    pub set_id: Cow<'a, str>,
+    pub jobs: Vec<CaptureJob<'a>>,
+}
+
+impl std::fmt::Debug for SetJob<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetJob")
+            .field("schema_version", &self.schema_version)
+            .field("set_id", &self.set_id)
+            .field("jobs", &self.jobs)
+            .finish()
+    }
+}
+
+/// The SQS deduplication id of a set's message: `set:{setId}`.
+pub fn set_deduplication_id(set_id: &str) -> String {
+    format!("set:{set_id}")
+}
+
 /// `locale` when the request names none (SPEC §6).
 pub const DEFAULT_LOCALE: &str = "en-US";
 /// `timeZone` when the request names none (SPEC §6).
@@ -352,6 +383,30 @@ mod tests {
 
     /// A message of a service that predates SPEC §14's fields is captured
     /// with their defaults (SPEC §7: `schemaVersion` stays 1).
+    #[test]
+    fn a_sets_message_round_trips_and_its_debug_hides_every_nonce() {
+        let one: CaptureJob<'static> = serde_json::from_value(serde_json::json!({
+            "schemaVersion": 1, "pageImportId": "a", "attempt": 1, "nonce": "n0nce-secret",
+            "source": {"kind": "url", "url": "https://example.com/"},
+            "viewport": {"width": 390, "height": 844, "deviceScaleFactor": 3.0, "mobile": true},
+            "readySelector": null, "artifacts": {"bucket": "b", "prefix": "page-imports/a/1/"},
+            "callbackUrl": "https://svc/webhooks/page-imports"
+        }))
+        .unwrap();
+        let set = SetJob {
+            schema_version: SET_SCHEMA_VERSION,
+            set_id: "s".into(),
+            jobs: vec![one.clone(), one],
+        };
+        let json = serde_json::to_value(&set).unwrap();
+        assert_eq!(json["schemaVersion"], 2);
+        assert_eq!(json["setId"], "s");
+        assert_eq!(json["jobs"][1]["viewport"]["mobile"], true);
+        assert_eq!(serde_json::from_value::<SetJob<'static>>(json).unwrap(), set);
+        assert!(!format!("{set:?}").contains("n0nce-secret"));
+        assert_eq!(set_deduplication_id("s"), "set:s");
+    }
+
     #[test]
     fn a_message_without_the_readers_settings_means_the_defaults() {
         let json = r#"{"schemaVersion":1,"pageImportId":"abc","attempt":1,"nonce":"n",
