@@ -32,7 +32,7 @@ const OPTIONAL_NODE_KEYS: [&str; 11] = [
 ];
 
 /// 2×2 PNGs of one colour each: different bytes, different assets.
-const PNG_RED: &str =
+pub(crate) const PNG_RED: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR42mP4z8AARAwQCgAf7gP9Y167WwAAAABJRU5ErkJggg==";
 const PNG_BLUE: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAD0lEQVR42mNgYPgPRmAKABf2A/3HkIu0AAAAAElFTkSuQmCC";
@@ -41,7 +41,7 @@ const PNG_GREEN: &str =
 const PNG_YELLOW: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR42mP4f4IBiBggFAA1zgcdck8OXQAAAABJRU5ErkJggg==";
 
-fn png(base64: &str) -> Vec<u8> {
+pub(crate) fn png(base64: &str) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(base64).unwrap()
 }
 
@@ -58,10 +58,10 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// after the test's own assertions passed: a rule that fails says more than
 /// the schema does. Fields drop in order: the worker stops before the
 /// browser lock is released.
-struct Captured {
-    app: TestApp,
-    id: String,
-    manifest: Manifest,
+pub(crate) struct Captured {
+    pub(crate) app: TestApp,
+    pub(crate) id: String,
+    pub(crate) manifest: Manifest,
     _worker: WorkerProcess,
     _browser: MutexGuard<'static, ()>,
 }
@@ -75,13 +75,17 @@ impl Drop for Captured {
 }
 
 /// Captures `site`'s `/` with a worker that may also reach `others` (frames).
-async fn capture(pool: PgPool, site: &Site, others: &[&Site]) -> Captured {
+pub(crate) async fn capture(pool: PgPool, site: &Site, others: &[&Site]) -> Captured {
+    let others: Vec<SocketAddr> = others.iter().map(|s| s.addr).collect();
+    capture_allowing(pool, site, &others).await
+}
+
+/// Captures `site`'s `/` with a worker that may also reach the addresses `others`.
+pub(crate) async fn capture_allowing(pool: PgPool, site: &Site, others: &[SocketAddr]) -> Captured {
     let browser = BROWSER.lock().await;
     let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
-    let allow: Vec<SocketAddr> = std::iter::once(site.addr)
-        .chain(others.iter().map(|s| s.addr))
-        .collect();
+    let allow: Vec<SocketAddr> = std::iter::once(site.addr).chain(others.iter().copied()).collect();
     let worker = WorkerProcess::start(&app, &allow, &[]);
     let id = app.import_url(&tenant, &site.url("/"), None).await;
     let import = app.finished(&tenant, &id, &worker).await;
@@ -96,7 +100,7 @@ async fn capture(pool: PgPool, site: &Site, others: &[&Site]) -> Captured {
     }
 }
 
-async fn capture_page(pool: PgPool, html: &str) -> Captured {
+pub(crate) async fn capture_page(pool: PgPool, html: &str) -> Captured {
     let site = Site::start(vec![("/", Page::html(html))]).await;
     capture(pool, &site, &[]).await
 }

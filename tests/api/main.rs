@@ -24,6 +24,7 @@ mod fidelity;
 mod hostile;
 mod idempotency;
 mod isolation;
+mod landing;
 mod list;
 mod metrics;
 mod ops;

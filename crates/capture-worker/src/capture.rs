@@ -15,6 +15,7 @@ use crate::details::Answers;
 use crate::dom;
 use crate::egress::{BlockedRequests, EgressPolicy, EgressProxy, EgressReport, Refusal, Refused};
 use crate::emulation::Emulation;
+use crate::failed_requests::FailedRequests;
 use crate::failure::{Cause, Failure};
 use crate::page::{About, AssetBody, Extent, Navigation, Page, PartSnapshot, Screenshot};
 
@@ -51,6 +52,8 @@ pub struct Captured {
     /// What Chromium told about the snapshot's nodes, part by part.
     pub answers: Answers,
     pub blocked: BlockedRequests,
+    /// What did not load for another reason (SPEC §11).
+    pub failed: FailedRequests,
     pub timings: Timings,
 }
 
@@ -84,10 +87,15 @@ pub async fn capture(
         .await?;
     let result = run(&page, &proxy, job, settings, started).await;
     let blocked = asked_by_page(&proxy.blocked(), &page);
+    let failed = page.state().failures.list(&proxy.report());
     let renderer_crashed = page.renderer_crashed();
     page.close().await;
     match result {
-        Ok(captured) => Ok(Captured { blocked, ..captured }),
+        Ok(captured) => Ok(Captured {
+            blocked,
+            failed,
+            ..captured
+        }),
         Err(failure) => {
             let cause = if proxy.over_budget() {
                 page_too_large(settings)
@@ -177,6 +185,7 @@ async fn run(
         answers: taken.answers,
         // The blocked requests are added when the capture ends.
         blocked: BlockedRequests::default(),
+        failed: FailedRequests::default(),
         timings,
     })
 }
@@ -273,6 +282,7 @@ impl Run<'_, '_> {
         page.answer_pixels(&questions, &mut answers)
             .instrument(step("pixels"))
             .await;
+        page.answer_styles(&questions, &mut answers).await;
         timings.details_ms = self.since_start();
         Ok(Taken {
             snapshot,

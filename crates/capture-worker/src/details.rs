@@ -8,6 +8,7 @@
 //! and gather it into [`Answers`].
 
 use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -15,6 +16,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use page_import_contract::capture::AssetKind;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::cdp::{CdpError, Command, Connection, Done};
 use crate::commands::{CallFunctionOn, DescribeNode, ResolveNode};
@@ -133,6 +135,69 @@ impl Page {
                 }
             }
         }
+    }
+
+    /// The computed styles of each part's elements that have no layout
+    /// object but paint others (see [`Questions::unlaid_styles`]), read in
+    /// the worker's own world one element at a time; one Chromium cannot
+    /// resolve keeps none.
+    pub async fn answer_styles(&self, questions: &[(String, Questions)], answers: &mut Answers) {
+        let read = read_style_function();
+        for ((session, asked), details) in questions.iter().zip(answers.details.iter_mut()) {
+            if asked.unlaid_styles.is_empty() {
+                continue;
+            }
+            let Some(world) = self.isolated_world(session, asked.frame_id.as_deref()).await else {
+                continue;
+            };
+            for &backend_node_id in &asked.unlaid_styles {
+                let answer = self.call_on(session, world, backend_node_id, &read, COMMAND_TIMEOUT);
+                let Some(values) = answer.await else {
+                    continue;
+                };
+                let values: Option<Vec<String>> = values
+                    .as_array()
+                    .map(|v| v.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
+                if let Some(values) = values.filter(|v| v.len() == dom::STYLE_NAMES.len()) {
+                    details.styles.insert(backend_node_id, values);
+                }
+            }
+        }
+    }
+
+    /// `function` called on the element `backend_node_id` in the worker's
+    /// `world` (given `timeout`), its answer by value; `None` when the
+    /// element is gone or the call failed (then the caller falls back, a
+    /// canvas to its screenshot).
+    async fn call_on(
+        &self,
+        session: &str,
+        world: i64,
+        backend_node_id: i64,
+        function: &str,
+        timeout: Duration,
+    ) -> Option<Value> {
+        let resolve = ResolveNode {
+            backend_node_id,
+            execution_context_id: world,
+        };
+        let resolved = self
+            .cdp
+            .send(Some(session), &resolve, COMMAND_TIMEOUT)
+            .await
+            .inspect_err(|e| tracing::debug!(error = %e, "an element to read is gone"))
+            .ok()?;
+        let call = CallFunctionOn {
+            object_id: resolved.object.object_id.as_deref()?,
+            function_declaration: function,
+            arguments: Vec::new(),
+            return_by_value: true,
+        };
+        let answer = self.cdp.send(Some(session), &call, timeout).await;
+        answer
+            .inspect_err(|e| tracing::debug!(error = %e, "a function on an element failed"))
+            .ok()?
+            .value()
     }
 
     /// The fonts that drew each node's text, most glyphs first.
@@ -305,42 +370,20 @@ impl Page {
     /// The element's pixels read in the worker's `world`, as the base64 of
     /// a PNG; `None` when they cannot be read there.
     async fn read_pixels(&self, session: &str, world: i64, backend_node_id: i64) -> Option<String> {
-        let resolve = ResolveNode {
-            backend_node_id,
-            execution_context_id: world,
-        };
-        let resolved = self
-            .cdp
-            .send(Some(session), &resolve, COMMAND_TIMEOUT)
-            .await
-            .inspect_err(
-                |e| tracing::debug!(error = %e, "an element to read pixels of is gone; its screenshot is taken"),
-            )
-            .ok()?;
-        let Some(object_id) = resolved.object.object_id else {
-            tracing::debug!("an element resolved to no object; its screenshot is taken");
-            return None;
-        };
-        let read = read_pixels_function();
-        let call = CallFunctionOn {
-            object_id: &object_id,
-            function_declaration: &read,
-            arguments: Vec::new(),
-            return_by_value: true,
-        };
         let read = self
-            .cdp
-            .send(Some(session), &call, HEAVY_TIMEOUT)
-            .await
-            .inspect_err(
-                |e| tracing::debug!(error = %e, "an element's pixels could not be read; its screenshot is taken"),
-            )
-            .ok()?
-            .value()?;
+            .call_on(session, world, backend_node_id, &read_pixels_function(), HEAVY_TIMEOUT)
+            .await?;
         // The worker's own function's answer: a PNG's data URL, or null.
         let data = read.as_str()?.strip_prefix("data:image/png;base64,")?;
         Some(data.to_owned())
     }
+}
+
+/// The function, called on an element in the worker's world, that reads
+/// its computed style: one value per [`dom::STYLE_NAMES`].
+fn read_style_function() -> String {
+    let names = serde_json::to_string(dom::STYLE_NAMES).expect("a list of strings serializes");
+    format!("function () {{ const s = getComputedStyle(this); return {names}.map((n) => s.getPropertyValue(n)); }}")
 }
 
 /// The function, called on a canvas or video in the worker's world, that

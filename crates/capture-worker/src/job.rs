@@ -442,6 +442,7 @@ fn capture_manifest<'a>(
         assets,
         fonts: captured.fonts.clone(),
         blocked_requests: &captured.blocked.listed,
+        failed_requests: &captured.failed.listed,
         dialogs: &captured.dialogs,
         timings: &captured.timings,
         dom,
@@ -459,6 +460,7 @@ fn page_info(captured: &Captured) -> PageInfo {
         truncated: extent.content_height > extent.captured_height,
         popups_closed: captured.popups_closed,
         blocked_requests_omitted: captured.blocked.omitted,
+        failed_requests_omitted: captured.failed.omitted,
     }
 }
 

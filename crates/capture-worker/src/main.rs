@@ -14,6 +14,7 @@ mod details;
 mod dom;
 mod egress;
 mod emulation;
+mod failed_requests;
 mod failure;
 mod health;
 mod job;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, MAX_DIALOG_MESSAGE_CHARS};
 
 use crate::egress::authority_of;
+use crate::failed_requests::Failures;
 #[cfg(test)]
 use crate::protocol::Event;
 use crate::protocol::PageEvent;
@@ -39,6 +40,8 @@ pub struct PageState {
     pub(crate) web_fonts: Vec<WebFont>,
     /// `host:port` of everything the page's documents asked for.
     requested: HashSet<String>,
+    /// The requests that did not load, told once the capture is taken.
+    pub(crate) failures: Failures,
 }
 
 /// How the main document was answered.
@@ -130,6 +133,13 @@ impl PageState {
         match event {
             PageEvent::RequestWillBeSent(sent) => {
                 self.requested.extend(authority_of(&sent.request.url));
+                // The browser's own favicon fetch is no part of the page.
+                let browsers_own =
+                    sent.kind.as_deref() == Some("Other") && sent.initiator.as_ref().is_some_and(|i| i.kind == "other");
+                if !browsers_own {
+                    self.failures
+                        .sent(&sent.request_id, &sent.request.url, sent.kind.as_deref());
+                }
                 // Media streams as long as it plays (a looping background
                 // video): it is motion, not a load to wait for.
                 if sent.kind.as_deref() == Some("Media") {
@@ -146,6 +156,8 @@ impl PageState {
             }
             PageEvent::ResponseReceived(received) => {
                 let response = received.response;
+                self.failures
+                    .answered(&received.request_id, &response.url, &received.kind, response.status);
                 let kind = match received.kind.as_str() {
                     "Document" => {
                         if main {
@@ -181,6 +193,7 @@ impl PageState {
                 }
             }
             PageEvent::LoadingFinished(ended) => {
+                self.failures.finished(&ended.request_id);
                 self.in_flight.remove(&ended.request_id);
                 self.last_activity = Some(Instant::now());
                 if let Some(resource) = self.resources.get_mut(&ended.request_id) {
@@ -188,6 +201,7 @@ impl PageState {
                 }
             }
             PageEvent::LoadingFailed(ended) => {
+                self.failures.failed(&ended);
                 self.in_flight.remove(&ended.request_id);
                 self.last_activity = Some(Instant::now());
             }

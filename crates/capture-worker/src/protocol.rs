@@ -34,7 +34,7 @@ pub enum PageEvent {
     RequestWillBeSent(RequestWillBeSent),
     ResponseReceived(ResponseReceived),
     LoadingFinished(RequestEnded),
-    LoadingFailed(RequestEnded),
+    LoadingFailed(LoadingFailed),
     AttachedToTarget(AttachedToTarget),
     DetachedFromTarget(DetachedFromTarget),
     WebSocketCreated(WebSocketCreated),
@@ -135,6 +135,16 @@ pub struct RequestWillBeSent {
     #[serde(rename = "type")]
     pub kind: Option<String>,
     pub frame_id: Option<String>,
+    #[serde(default)]
+    pub initiator: Option<Initiator>,
+}
+
+/// What started a request: `parser`, `script`, … or `other`, the browser
+/// itself (a document's navigation, its favicon).
+#[derive(Debug, Deserialize)]
+pub struct Initiator {
+    #[serde(rename = "type")]
+    pub kind: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -176,6 +186,26 @@ impl Response {
 #[serde(rename_all = "camelCase")]
 pub struct RequestEnded {
     pub request_id: String,
+}
+
+/// `Network.loadingFailed`: a request that ended without loading.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadingFailed {
+    pub request_id: String,
+    /// The resource type (`Image`, `Font` …).
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// Chromium's network error, `net::ERR_…`.
+    #[serde(default)]
+    pub error_text: String,
+    /// The page or the browser cancelled it (an image replaced, a frame
+    /// removed): not a failure to report.
+    #[serde(default)]
+    pub canceled: bool,
+    /// Why Chromium blocked it itself (`csp`, `mixed-content`, …).
+    #[serde(default)]
+    pub blocked_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -66,6 +66,11 @@ pub struct CaptureManifest<'a> {
     /// rest.
     #[schemars(length(max = 1000))]
     pub blocked_requests: &'a [BlockedRequest],
+    /// Requests of the capture that did not load for another reason than
+    /// the egress rules (SPEC §11 "What did not load"): the first 1 000;
+    /// `page.failedRequestsOmitted` counts the rest.
+    #[schemars(length(max = 1000))]
+    pub failed_requests: &'a [FailedRequest],
     /// The JavaScript dialogs the page opened, in order, each answered at
     /// once (dismissed; `prompt` got no text): at most 100.
     pub dialogs: &'a [Dialog],
@@ -170,6 +175,9 @@ pub struct PageInfo {
     /// 1 000 that `blockedRequests` lists (SPEC §10); 0 when none were
     /// left out.
     pub blocked_requests_omitted: u64,
+    /// The requests that failed past the 1 000 that `failedRequests` lists;
+    /// 0 when none were left out.
+    pub failed_requests_omitted: u64,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -285,6 +293,96 @@ impl BlockedRequest {
             reason,
         }
     }
+}
+
+/// How many failed requests `failedRequests` lists at most.
+pub const MAX_FAILED_REQUESTS: usize = 1000;
+
+/// A request of the capture that did not load (SPEC §11 "What did not
+/// load"), for another reason than the egress rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedRequest {
+    /// Cut to 2 048 characters.
+    #[schemars(length(max = 2048))]
+    pub url: String,
+    pub kind: RequestKind,
+    pub reason: FailureReason,
+    /// The status of an answer of 400 or more (`reason` `http_status`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Chromium's error (`net::ERR_…`) or the reason it blocked the request
+    /// itself (`csp`, `mixed-content`, …), for `network_error` and
+    /// `blocked_by_browser`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 100))]
+    pub error: Option<String>,
+}
+
+impl FailedRequest {
+    /// A failed request, its `url` cut as a blocked request's is.
+    pub fn new(url: &str, kind: RequestKind, reason: FailureReason) -> Self {
+        Self {
+            url: BlockedRequest::new(url, String::new()).url,
+            kind,
+            reason,
+            status: None,
+            error: None,
+        }
+    }
+}
+
+/// What a failed request was for, from Chromium's resource type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RequestKind {
+    Document,
+    Stylesheet,
+    Script,
+    Font,
+    Image,
+    Media,
+    /// `fetch()`, `XMLHttpRequest`, `EventSource`, `sendBeacon`.
+    Fetch,
+    Other,
+}
+
+impl RequestKind {
+    /// From CDP's `Network.ResourceType`.
+    pub fn of_resource_type(resource_type: &str) -> Self {
+        match resource_type {
+            "Document" => Self::Document,
+            "Stylesheet" => Self::Stylesheet,
+            "Script" => Self::Script,
+            "Font" => Self::Font,
+            "Image" => Self::Image,
+            "Media" => Self::Media,
+            "Fetch" | "XHR" | "EventSource" | "Ping" => Self::Fetch,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Why a request did not load, in the words of the failure reasons of SPEC
+/// §7 where they are the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    /// The host name did not resolve.
+    DnsFailure,
+    /// The server refused the connection.
+    ConnectionRefused,
+    /// The connection was reset or closed before an answer.
+    ConnectionReset,
+    /// The server did not answer in time.
+    ConnectionTimeout,
+    /// It was answered with a status of 400 or more (`status`).
+    HttpStatus,
+    /// Chromium refused it itself (`error` says why: a content security
+    /// policy, mixed content, CORP, …).
+    BlockedByBrowser,
+    /// Another network error (`error`: Chromium's `net::ERR_…`).
+    NetworkError,
 }
 
 /// Milliseconds from the start of the capture at the end of each step.

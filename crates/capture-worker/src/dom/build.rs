@@ -133,7 +133,7 @@ impl<'a> Snapshot<'a> {
         first_document: usize,
         owner: Option<usize>,
         offset: [f64; 2],
-        details: &Details,
+        details: &'s Details,
     ) -> HashMap<i64, usize> {
         let mut frames = HashMap::new();
         // Same-process frame documents: their owner's node id.
@@ -172,6 +172,7 @@ impl<'a> Snapshot<'a> {
                 }
             }
             self.append_layout(out, document, &ids, offset);
+            append_unlaid_styles(out, document, &ids, details);
         }
         frames
     }
@@ -456,7 +457,38 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// The computed styles Chromium gave of nodes with no layout object (a
+/// gradient's stops), on those nodes.
+fn append_unlaid_styles<'s>(
+    out: &mut Builder<'s, '_>,
+    document: &DocumentSnapshot,
+    ids: &[Option<usize>],
+    details: &'s Details,
+) {
+    if details.styles.is_empty() {
+        return;
+    }
+    for (n, backend_node_id) in document.nodes.backend_node_id.iter().enumerate() {
+        let (Some(id), Some(values)) = (ids[n], details.styles.get(backend_node_id)) else {
+            continue;
+        };
+        if out.nodes[id].style.is_none() && values.len() == STYLE_NAMES.len() {
+            out.nodes[id].style = Some(out.intern_values(values));
+        }
+    }
+}
+
 impl<'s> Builder<'s, '_> {
+    /// The index of a style Chromium gave as values, added when new.
+    fn intern_values(&mut self, values: &'s [String]) -> usize {
+        let row: Vec<&'s str> = values.iter().map(String::as_str).collect();
+        if let Some(at) = self.styles.iter().position(|known| *known == row) {
+            return at;
+        }
+        self.styles.push(row);
+        self.styles.len() - 1
+    }
+
     /// The index of a computed style in the shared table, added when new.
     fn intern_style(&mut self, snapshot: &'s Snapshot<'_>, key: &'s [i32]) -> usize {
         let next = self.styles.len();

@@ -62,4 +62,7 @@ pub struct Details {
     pub pixels: HashMap<i64, usize>,
     /// Of the `maybe_hosts`, those that host a shadow root.
     pub hosts: HashSet<i64>,
+    /// The computed style of the `unlaid_styles`, one value per
+    /// [`STYLE_NAMES`].
+    pub styles: HashMap<i64, Vec<String>>,
 }

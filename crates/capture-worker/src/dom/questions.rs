@@ -21,6 +21,10 @@ pub struct Questions {
     /// Elements whose children may be a shadow root's or their own (a node
     /// in a shadow tree below another of the same mode): which host one.
     pub maybe_hosts: Vec<i64>,
+    /// Elements not laid out whose computed style paints others, an SVG
+    /// gradient's `<stop>`s: their style, which the snapshot only gives
+    /// laid-out nodes.
+    pub unlaid_styles: Vec<i64>,
     /// The frame of the part's first document, where its pixels are read.
     pub frame_id: Option<String>,
 }
@@ -30,6 +34,11 @@ pub struct Questions {
 pub const MAX_FONT_QUESTIONS: usize = 25_000;
 pub const MAX_ELEMENT_IMAGES: usize = 64;
 pub const MAX_HOST_QUESTIONS: usize = 10_000;
+pub const MAX_STYLE_QUESTIONS: usize = 1_000;
+
+/// The elements without a layout object whose computed style a rebuild
+/// needs: a gradient's stops colour the shape that uses it.
+const UNLAID_STYLED: &[&str] = &["stop"];
 
 /// A canvas or video whose pixels are asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,6 +81,7 @@ impl Snapshot<'_> {
             }
             self.ask_about_layout(document, first, styles_seen, &mut questions, &mut pixels_asked);
             self.ask_about_hosts(document, &mut questions);
+            self.ask_about_unlaid_styles(document, &mut questions);
             styles_seen += document.layout.styles.table.len();
         }
         questions.maybe_hosts.sort_unstable();
@@ -120,6 +130,20 @@ impl Snapshot<'_> {
                     layout_box,
                     first_document: first,
                 });
+            }
+        }
+    }
+
+    /// The elements of `document` named in [`UNLAID_STYLED`], up to
+    /// [`MAX_STYLE_QUESTIONS`] in all.
+    fn ask_about_unlaid_styles(&self, document: &DocumentSnapshot, questions: &mut Questions) {
+        let tree = &document.nodes;
+        for n in 0..tree.node_type.len() {
+            if questions.unlaid_styles.len() >= MAX_STYLE_QUESTIONS {
+                return;
+            }
+            if tree.node_type[n] == 1 && UNLAID_STYLED.contains(&self.node_name(tree, n)) {
+                questions.unlaid_styles.push(tree.backend_node_id[n]);
             }
         }
     }

@@ -271,6 +271,7 @@ fn what_spec_11_adds_comes_from_the_snapshot_and_the_answers() {
         fonts: HashMap::from([(103, vec![1, 0])]),
         pixels: HashMap::from([(117, 0)]),
         hosts: HashSet::from([120]),
+        styles: HashMap::new(),
     };
     let parts = [Part {
         snapshot,
