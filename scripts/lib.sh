@@ -40,18 +40,30 @@ ensure_chromium() {
   log "$("$CHROMIUM" --version 2>/dev/null || echo 'chromium: not runnable')"
 }
 
-# The consent-management libraries the consent tests serve (pinned in
-# tests/fixtures/cmp/package-lock.json), from the npm registry; install
-# scripts are not run. The worker's own rule set is vendored, not fetched
-# (scripts/update-autoconsent).
-ensure_cmp_fixtures() {
-  local dir="$ROOT/tests/fixtures/cmp"
+# The packages a test fixture directory pins in its package-lock.json, from
+# the npm registry (npm from Debian when missing); install scripts are not
+# run. Again only when the lock changed since the last install.
+ensure_npm_fixtures() {
+  local dir="$ROOT/tests/fixtures/$1" what="$2"
   if [ ! -f "$dir/node_modules/.package-lock.json" ] || ! cmp -s "$dir/package-lock.json" "$dir/.installed-lock"; then
     command -v npm >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; }
-    log "installing the consent tests' CMP libraries from the npm registry"
+    log "installing $what from the npm registry"
     (cd "$dir" && npm ci --silent --no-audit --no-fund --ignore-scripts)
     cp "$dir/package-lock.json" "$dir/.installed-lock"
   fi
+}
+
+# The consent-management libraries the consent tests serve
+# (tests/fixtures/cmp). The worker's own rule set is vendored, not fetched
+# (scripts/update-autoconsent).
+ensure_cmp_fixtures() {
+  ensure_npm_fixtures cmp "the consent tests' CMP libraries"
+}
+
+# The Start Bootstrap landing templates the landing tests serve
+# (tests/fixtures/landing, issue 58).
+ensure_landing_fixtures() {
+  ensure_npm_fixtures landing "the landing tests' Start Bootstrap templates"
 }
 
 # Prometheus and promtool from Debian: the alert rules' unit tests

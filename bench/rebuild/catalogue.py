@@ -41,7 +41,10 @@ SMOKE = ("generated", "canvas")
 # Exact versions, so that before and after capture the same pages.
 NPM_PACKAGES = ["@fortawesome/fontawesome-free@6.7.2", "chart.js@4.6.1", "mermaid@11.17.2", "swagger-ui-dist@5.35.0",
                 "bootstrap@5.3.9", "@shoelace-style/shoelace@2.20.1", "aos@2.3.4",
-                "three@0.187.0", "swiper@14.4.0", "headroom.js@0.12.0", "video.js@8.24.1"]
+                "three@0.187.0", "swiper@14.4.0", "headroom.js@0.12.0", "video.js@8.24.1",
+                # Issue 58: Start Bootstrap landing templates, unchanged.
+                "startbootstrap-grayscale@7.0.6", "startbootstrap-freelancer@7.0.7",
+                "startbootstrap-new-age@6.0.7", "startbootstrap-business-casual@7.0.9"]
 
 REAL = [
     Page("fontawesome", "/real/fontawesome.html", "npm"),
@@ -67,7 +70,15 @@ REAL = [
     Page("mdbook-manifest", "/rust-docs/cargo/reference/manifest.html", "rust-docs"),  # mdBook, the Cargo book
     Page("rustdoc-option", "/rust-docs/core/option/enum.Option.html", "rust-docs"),    # taller than 16 384 px
     Page("nodes-25000", "/nodes/25000.html", "nodes"),
+    # Issue 58: landing templates as real sites deploy them (their CDN fonts
+    # and scripts fail here: nothing outside resolves).
+    Page("grayscale", "/npm/startbootstrap-grayscale/dist/index.html", "npm"),      # navbar shrinks on scroll, 100vh masthead
+    Page("freelancer", "/npm/startbootstrap-freelancer/dist/index.html", "npm"),    # navbar shrinks on scroll
+    Page("new-age", "/npm/startbootstrap-new-age/dist/index.html", "npm"),          # SVG gradient with CSS stop-color
+    Page("business-casual", "/npm/startbootstrap-business-casual/dist/index.html", "npm"),  # fixed background
 ]
+# Issue 58's landing templates (`--pages landing`).
+LANDING = ("grayscale", "freelancer", "new-age", "business-casual")
 # The moving pages and the right-to-left one: the capture-speed comparison
 # with Chromium's one-shot (`--pages reader`).
 READER = ("rtl", "headroom", "three", "swiper", "videojs")
@@ -298,6 +309,8 @@ def catalogue(root, smoke, log, names=None):
         names = list(names) + list(SPEED)
     if names is not None and "consent" in names:
         names = list(names) + [p.name for p in CONSENT]
+    if names is not None and "landing" in names:
+        names = list(names) + list(LANDING)
     pages = [p for p in OWN + REAL + CONSENT if names is None or p.name in names]
     ensure = {"npm": ensure_npm, "rustdoc": ensure_rustdoc, "sphinx": ensure_sphinx, "video": ensure_video,
               "rust-docs": ensure_rust_docs, "nodes": ensure_nodes, "cmp": ensure_cmp}

@@ -77,17 +77,18 @@ impl Drop for Captured {
 /// Captures `site`'s `/` with a worker that may also reach `others` (frames).
 pub(crate) async fn capture(pool: PgPool, site: &Site, others: &[&Site]) -> Captured {
     let others: Vec<SocketAddr> = others.iter().map(|s| s.addr).collect();
-    capture_allowing(pool, site, &others).await
+    capture_allowing(pool, site, &others, json!({})).await
 }
 
-/// Captures `site`'s `/` with a worker that may also reach the addresses `others`.
-pub(crate) async fn capture_allowing(pool: PgPool, site: &Site, others: &[SocketAddr]) -> Captured {
+/// Captures `site`'s `/` with `settings` (a `viewport`, …) by a worker that
+/// may also reach the addresses `others`.
+pub(crate) async fn capture_allowing(pool: PgPool, site: &Site, others: &[SocketAddr], settings: Value) -> Captured {
     let browser = BROWSER.lock().await;
     let app = TestApp::private(pool).await;
     let tenant = app.tenant().await;
     let allow: Vec<SocketAddr> = std::iter::once(site.addr).chain(others.iter().copied()).collect();
     let worker = WorkerProcess::start(&app, &allow, &[]);
-    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let id = app.import_with(&tenant, &site.url("/"), settings).await;
     let import = app.finished(&tenant, &id, &worker).await;
     assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
     let manifest = Manifest(app.object_json(&format!("page-imports/{id}/1/capture.json")).await);

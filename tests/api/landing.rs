@@ -5,10 +5,13 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 
+use serde_json::{json, Value};
 use sqlx::PgPool;
 
-use crate::fidelity::{capture_allowing, capture_page, png, PNG_RED};
+use crate::fidelity::{capture_allowing, capture_page, png, Captured, PNG_RED};
 use crate::helpers::capture::{fresh_loopback, Page, Site, Tripwire};
+use crate::helpers::manifest::attribute;
+use crate::helpers::repo_path;
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn gradients_individual_transforms_fixed_backgrounds_and_variable_fonts_are_in_the_manifest(pool: PgPool) {
@@ -108,7 +111,7 @@ async fn what_did_not_load_is_said_with_its_reason_and_refusals_stay_blocked_req
     ])
     .await;
     let allow = [reset.addrs[0], refused];
-    let captured = capture_allowing(pool, &site, &allow).await;
+    let captured = capture_allowing(pool, &site, &allow, json!({})).await;
     let m = &captured.manifest;
 
     let failed = m["failedRequests"].as_array().expect("failedRequests");
@@ -148,5 +151,168 @@ async fn what_did_not_load_is_said_with_its_reason_and_refusals_stay_blocked_req
         blocked,
         [private],
         "only the egress rules' refusal is a blocked request"
+    );
+}
+
+/// A desktop wide enough for the templates' navbar to be its desktop self
+/// (Bootstrap's `lg`, 992 px), as bench R captures them.
+fn desktop() -> Value {
+    json!({"viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 1}})
+}
+
+/// The RGB of the screenshot's pixel at `(x, y)`.
+fn pixel(png: &[u8], (x, y): (u32, u32)) -> [u8; 3] {
+    let (width, _, rgba) = crate::helpers::pixels::rgba(png);
+    let at = ((y * width + x) * 4) as usize;
+    [rgba[at], rgba[at + 1], rgba[at + 2]]
+}
+
+async fn screenshot(captured: &Captured) -> Vec<u8> {
+    let key = captured.manifest["screenshot"]["key"].as_str().unwrap().to_owned();
+    captured.app.object(&key).await
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn the_screenshot_shows_the_instant_the_snapshot_does_whatever_its_own_layout_starts(pool: PgPool) {
+    let site = Site::start(vec![(
+        "/",
+        Page::html(
+            r#"<!doctype html><html><head><style>
+              body { margin: 0; background: rgb(0, 0, 0); height: 3000px }
+              #nav { position: fixed; top: 0; left: 0; right: 0; height: 60px; background: rgb(255, 255, 255) }
+              @media (min-width: 992px) {
+                #nav { background: transparent; transition: background-color 0.3s }
+                #nav.scrolled { background: rgb(255, 255, 255) }
+              }
+              #flag { display: none; position: absolute; top: 200px; left: 0; width: 100px; height: 100px;
+                      background: rgb(255, 0, 0) }
+              #sized { position: absolute; top: 400px; left: 0; width: 100px; height: 100px; background: rgb(0, 0, 255) }
+            </style></head><body>
+              <div id="nav"></div><div id="flag"></div><div id="sized"></div>
+              <script>
+                const nav = document.getElementById('nav');
+                addEventListener('scroll', () => nav.classList.toggle('scrolled', scrollY !== 0));
+                matchMedia('(max-width: 991px)').addEventListener('change', () => {
+                  document.getElementById('flag').style.display = 'block';
+                });
+                let heard = 0;
+                new ResizeObserver(() => {
+                  heard += 1;
+                  if (heard > 1) document.getElementById('sized').style.background = 'rgb(255, 0, 0)';
+                }).observe(document.documentElement);
+              </script>
+            </body></html>"#,
+        ),
+    )])
+    .await;
+    let captured = capture_allowing(pool, &site, &[], desktop()).await;
+    let m = &captured.manifest;
+    assert_eq!(m.style(m.element("nav"), "background-color"), "rgba(0, 0, 0, 0)");
+    assert!(m.element("flag").get("box").is_none(), "the flag is not laid out");
+    assert_eq!(m.style(m.element("sized"), "background-color"), "rgb(0, 0, 255)");
+
+    let png = screenshot(&captured).await;
+    assert_eq!(
+        pixel(&png, (700, 30)),
+        [0, 0, 0],
+        "the navbar at the top is transparent, as the manifest says"
+    );
+    assert_eq!(
+        pixel(&png, (50, 250)),
+        [0, 0, 0],
+        "no media query listener ran for the screenshot"
+    );
+    assert_eq!(
+        pixel(&png, (50, 450)),
+        [0, 0, 255],
+        "no ResizeObserver ran for the screenshot"
+    );
+}
+
+/// A Start Bootstrap template's `dist/` from tests/fixtures/landing, at `/`.
+async fn template(name: &str) -> Site {
+    let dist = repo_path(&format!(
+        "tests/fixtures/landing/node_modules/startbootstrap-{name}/dist"
+    ));
+    let mut pages = Vec::new();
+    for file in walk(std::path::Path::new(&dist)) {
+        let path = format!("/{}", file.strip_prefix(&dist).unwrap().to_str().unwrap());
+        let body = std::fs::read(&file).unwrap();
+        let page = match path.rsplit('.').next() {
+            Some("html") => Page::html(std::str::from_utf8(&body).unwrap()),
+            Some("css") => Page::of("text/css", body),
+            Some("js") => Page::of("application/javascript", body),
+            Some("png") => Page::of("image/png", body),
+            Some("jpg") => Page::of("image/jpeg", body),
+            Some("svg") => Page::of("image/svg+xml", body),
+            _ => Page::of("application/octet-stream", body),
+        };
+        let path = if path == "/index.html" { "/".to_owned() } else { path };
+        pages.push((path, page));
+    }
+    Site::start(pages.iter().map(|(p, page)| (p.as_str(), page.clone())).collect()).await
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir:?}: {e} (scripts/lib.sh ensure_npm_fixtures)"));
+    entries
+        .flat_map(|entry| {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn grayscales_navbar_is_captured_transparent_at_the_top_as_its_reader_sees_it(pool: PgPool) {
+    let site = template("grayscale").await;
+    let captured = capture_allowing(pool, &site, &[], desktop()).await;
+    let m = &captured.manifest;
+    let nav = m.element("mainNav");
+    assert!(!attribute(nav, "class").unwrap().contains("navbar-shrink"));
+    assert_eq!(m.style(nav, "background-color"), "rgba(0, 0, 0, 0)");
+
+    // The masthead's photograph shows through the bar: the navbar's middle
+    // is as dark as the masthead just below it, not the scrolled bar's white.
+    let png = screenshot(&captured).await;
+    let [r, g, b] = pixel(&png, (720, 40));
+    assert!(
+        r < 200 && g < 200 && b < 200,
+        "the navbar is drawn in its scrolled white: {:?}",
+        [r, g, b]
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn freelancers_navbar_is_captured_at_its_at_top_height_as_the_manifest_says(pool: PgPool) {
+    let site = template("freelancer").await;
+    let captured = capture_allowing(pool, &site, &[], desktop()).await;
+    let m = &captured.manifest;
+    let nav = m.element("mainNav");
+    let height = nav["box"][3].as_f64().unwrap().round() as u32;
+    let colour = |css: &str| -> [u8; 3] {
+        let n: Vec<u8> = css
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(|c| c.parse().unwrap())
+            .collect();
+        [n[0], n[1], n[2]]
+    };
+    let bar = colour(m.style(nav, "background-color"));
+
+    // Where the bar ends in the screenshot, down its left edge: at the
+    // height the manifest records for it, not the shrunk one.
+    let png = screenshot(&captured).await;
+    let drawn = (0..400).take_while(|y| pixel(&png, (5, *y)) == bar).count() as u32;
+    assert!(height > 80, "the at-top navbar is the tall one: {height} px");
+    assert!(
+        drawn.abs_diff(height) <= 1,
+        "the screenshot's bar is {drawn} px tall, the manifest's {height} px"
     );
 }

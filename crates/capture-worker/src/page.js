@@ -30,9 +30,11 @@
 //   listeners and IntersectionObservers hear nothing more: the screenshot
 //   lays the page out in a viewport as tall as the page for a moment, and
 //   a page that reacted to that would differ between the screenshot and
-//   the snapshot taken after it. (CSS that depends on the viewport, `vh`
-//   units and media queries, and ResizeObserver and matchMedia listeners
-//   still see it.)
+//   the snapshot taken before it; nor do its media queries' change
+//   listeners and ResizeObservers, and no transition starts (`still`), so
+//   a transition set inside a width query is not restarted by the
+//   screenshot's layout. (CSS that depends on the viewport, `vh` units and
+//   media queries, still sees it.)
 // - whether any script hears the page scroll (a scroll listener on the
 //   window or the document, an IntersectionObserver), so the worker can
 //   leave out the scroll pass of a page nobody listens to; and when the last
@@ -98,9 +100,11 @@
   // A shadow root's mutations are not the document's: watch each as it is
   // attached (closed ones too).
   const attachShadow = Element.prototype.attachShadow;
+  const shadowRoots = [];
   Element.prototype.attachShadow = function (init) {
     const root = attachShadow.call(this, init);
     watchTree(root);
+    if (w.WeakRef) shadowRoots.push(new w.WeakRef(root));
     return root;
   };
   // Whether the animation frame running now drew on a canvas: a frame that
@@ -258,6 +262,52 @@
     },
     true,
   );
+  // Nor do its media queries' change listeners or its ResizeObservers: for
+  // the full-page screenshot Chromium lays the page out at 1×1 for a moment,
+  // then as tall as the page, so every width query flips twice. Each list
+  // `matchMedia` returns hears its changes first, and stops them once the
+  // page is frozen.
+  const matchMedia = w.matchMedia;
+  const addListener = EventTarget.prototype.addEventListener;
+  w.matchMedia = function (...args) {
+    const list = matchMedia.apply(this, args);
+    try {
+      addListener.call(list, 'change', (e) => {
+        if (state.frozen) e.stopImmediatePropagation();
+      });
+    } catch (e) {}
+    return list;
+  };
+  const RO = w.ResizeObserver;
+  if (RO) {
+    const Observer = function ResizeObserver(callback) {
+      if (!new.target) return RO(callback);
+      const heard = function (entries, observer) {
+        if (!state.frozen) return callback.call(this, entries, observer);
+      };
+      return Reflect.construct(RO, [typeof callback === 'function' ? heard : callback], new.target);
+    };
+    Observer.prototype = RO.prototype;
+    w.ResizeObserver = Observer;
+  }
+  // And no transition starts once it is frozen: one that the screenshot's
+  // own layout starts (a navbar whose transition is set inside a width
+  // query) would be drawn at its first frame. A sheet of the worker's,
+  // adopted by the document and every shadow root the page attached (open
+  // or closed) or declared open; it sets nothing else.
+  state.still = () => {
+    try {
+      const sheet = new w.CSSStyleSheet();
+      sheet.replaceSync('*, ::before, ::after { transition: none !important; }');
+      const adopt = (root) => {
+        if (!root || root.adoptedStyleSheets.includes(sheet)) return;
+        root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+        for (const el of root.querySelectorAll('*')) if (el.shadowRoot) adopt(el.shadowRoot);
+      };
+      adopt(document);
+      for (const ref of shadowRoots) adopt(ref.deref());
+    } catch (e) {}
+  };
   // Whether any script hears the page scroll (with the IntersectionObservers
   // above): a page nobody listens to has no scroll pass. Installed after the
   // worker's own listeners.

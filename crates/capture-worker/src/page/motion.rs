@@ -182,8 +182,11 @@ impl Page {
     }
 
     /// Freezes the page at this instant: its animation frames, timers,
-    /// animations and media stop, and its scroll and resize listeners and
-    /// IntersectionObservers hear nothing more (see `page.js`).
+    /// animations and media stop, its scroll and resize listeners, media
+    /// query listeners, ResizeObservers and IntersectionObservers hear
+    /// nothing more, and no transition starts (see `page.js`): the
+    /// full-page screenshot lays the page out anew, and the page must not
+    /// change between the snapshot and it.
     pub async fn freeze(&self) -> Result<(), Failure> {
         // One instant from here on (SPEC §11): the page's frames and timers
         // stop (`page.js`), and so do its animations and media, before the
@@ -194,6 +197,7 @@ impl Page {
                 if (s) s.frozen = true;
                 for (const m of document.querySelectorAll('video, audio')) { try { m.pause(); } catch (e) {} }
                 try { for (const a of document.getAnimations()) a.pause(); } catch (e) {}
+                if (s) s.still();
                 return true;
             })(window.__pageImportCapture)"#,
         )
