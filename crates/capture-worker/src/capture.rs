@@ -50,6 +50,8 @@ pub struct Captured {
     pub snapshot: Vec<PartSnapshot>,
     /// What Chromium told about the snapshot's nodes, part by part.
     pub answers: Answers,
+    /// The page's interaction states and tokens (SPEC §11).
+    pub looks: dom::Looks,
     pub blocked: BlockedRequests,
     pub timings: Timings,
 }
@@ -126,6 +128,7 @@ struct Taken {
     answers: Answers,
     about: About,
     assets: Vec<AssetBody>,
+    looks: dom::Looks,
 }
 
 /// What the worker read and asked of the page beside its screenshot.
@@ -175,6 +178,7 @@ async fn run(
         dialogs: page.dialogs(),
         snapshot: taken.snapshot,
         answers: taken.answers,
+        looks: taken.looks,
         // The blocked requests are added when the capture ends.
         blocked: BlockedRequests::default(),
         timings,
@@ -274,12 +278,23 @@ impl Run<'_, '_> {
             .instrument(step("pixels"))
             .await;
         timings.details_ms = self.since_start();
+        // Only now, the screenshot and snapshot taken: states are forced.
+        let looks = match questions.first() {
+            Some((_, asked)) => {
+                page.looks(asked.frame_id.as_deref(), &asked.interactive)
+                    .instrument(step("states"))
+                    .await
+            }
+            None => dom::Looks::default(),
+        };
+        timings.states_ms = self.since_start();
         Ok(Taken {
             snapshot,
             screenshot,
             answers,
             about,
             assets,
+            looks,
         })
     }
 

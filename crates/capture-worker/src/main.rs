@@ -17,6 +17,7 @@ mod emulation;
 mod failure;
 mod health;
 mod job;
+mod looks;
 mod manifest;
 mod metrics;
 mod page;

@@ -14,7 +14,7 @@ use page_import_contract::capture::{AssetKind, Dialog, DialogKind, MAX_DIALOGS, 
 use crate::egress::authority_of;
 #[cfg(test)]
 use crate::protocol::Event;
-use crate::protocol::PageEvent;
+use crate::protocol::{PageEvent, StyleSheetHeader};
 
 /// What the events of the page's sessions told so far.
 #[derive(Default)]
@@ -39,6 +39,8 @@ pub struct PageState {
     pub(crate) web_fonts: Vec<WebFont>,
     /// `host:port` of everything the page's documents asked for.
     requested: HashSet<String>,
+    /// The style sheets CSS reported (`CSS.styleSheetAdded`), by session.
+    pub(crate) style_sheets: HashMap<String, Vec<StyleSheetHeader>>,
 }
 
 /// How the main document was answered.
@@ -228,6 +230,12 @@ impl PageState {
                         unicode_range: unicode_range(&font.unicode_range),
                         src: font.src,
                     });
+                }
+            }
+            PageEvent::StyleSheetAdded(added) => {
+                let sheets = self.style_sheets.entry(session.to_owned()).or_default();
+                if !sheets.iter().any(|s| s.style_sheet_id == added.header.style_sheet_id) {
+                    sheets.push(added.header);
                 }
             }
             PageEvent::DialogOpening(dialog) if main && self.dialogs.len() < MAX_DIALOGS => {
