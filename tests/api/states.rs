@@ -183,7 +183,10 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
 
     let mut chromium = Browser::open(&site.url("/")).await;
     chromium
-        .until("document.readyState === 'complete'", Duration::from_secs(20))
+        .until(
+            "document.readyState === 'complete' && !!document.getElementById('still')",
+            Duration::from_secs(20),
+        )
         .await;
     chromium.call("DOM.enable", json!({})).await;
     chromium.call("CSS.enable", json!({})).await;

@@ -172,8 +172,10 @@
   L.init = function (sheets, names, owners) {
     L.names = names;
     for (const s of STATES) { L.compounds[s] = new Set(); L.any[s] = false; }
-    // Chromium's own sheet gives every element a focus ring.
+    // Chromium's own sheet: every element gets a focus ring, and a link
+    // its active colour.
     L.any['focus-visible'] = true;
+    L.compounds.active.add(':any-link');
     const parsed = [];
     for (const { text, owner } of sheets) {
       const sheet = new CSSStyleSheet();
