@@ -55,7 +55,7 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 <div class="card" id="card" tabindex="0"><span id="cardtext">Card</span></div>
 <a class="menu" id="menu" href="#menu">Menu <span class="icon" id="icon">i</span></a>
 <input class="field" id="field">
-<button class="plain" id="plain">Plain</button>
+<div role="button" class="plain" id="plain">Plain</div>
 <div class="still" id="still">Still</div>
 </body></html>"##;
 
@@ -103,7 +103,12 @@ fn captured_changes(m: &Manifest, element: &str, state: &str) -> Option<Changes>
     Some(
         changes
             .iter()
-            .map(|c| (name_of(m, m.node(&c["node"])), serde_json::from_value(c["styles"].clone()).unwrap()))
+            .map(|c| {
+                (
+                    name_of(m, m.node(&c["node"])),
+                    serde_json::from_value(c["styles"].clone()).unwrap(),
+                )
+            })
             .collect(),
     )
 }
@@ -177,7 +182,11 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
     assert!(m["timings"]["statesMs"].as_u64().is_some(), "{}", m["timings"]);
     let still = &m.element("still")["id"];
     assert!(
-        m["dom"]["states"].as_array().unwrap().iter().all(|e| e["node"] != *still),
+        m["dom"]["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["node"] != *still),
         "a non-interactive element is not examined"
     );
 
@@ -195,7 +204,10 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
             let expected = chromium_changes(&mut chromium, element, forced, &names).await;
             let captured = captured_changes(&m, element, state);
             match captured {
-                None => assert!(expected.is_empty(), "{element} {state}: no entry, Chromium: {expected:?}"),
+                None => assert!(
+                    expected.is_empty(),
+                    "{element} {state}: no entry, Chromium: {expected:?}"
+                ),
                 Some(captured) => assert_eq!(captured, expected, "{element} {state}"),
             }
         }
@@ -224,13 +236,19 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
         ((b[1].as_f64().unwrap() + 3.0) * scale) as u32,
     );
     let at = ((y * width + x) * 4) as usize;
-    assert_eq!(&pixels[at..at + 3], &[0, 100, 0], "the button's rest colour in the screenshot");
+    assert_eq!(
+        &pixels[at..at + 3],
+        &[0, 100, 0],
+        "the button's rest colour in the screenshot"
+    );
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn eight_hundred_links_are_cut_at_five_hundred_and_the_capture_completes(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    let links: String = (0..800).map(|i| format!("<a href=\"#l{i}\">link {i}</a><br>")).collect();
+    let links: String = (0..800)
+        .map(|i| format!("<a href=\"#l{i}\">link {i}</a><br>"))
+        .collect();
     let html = format!("<!doctype html><style>a:hover {{ color: rgb(255, 0, 0) }}</style><body>{links}</body>");
     let site = Site::start(vec![("/", Page::html(&html))]).await;
     let (_app, m, _worker) = capture(pool, &site, &[]).await;
@@ -243,10 +261,17 @@ async fn eight_hundred_links_are_cut_at_five_hundred_and_the_capture_completes(p
         .iter()
         .filter(|e| e["state"] == "hover")
         .count();
-    assert!(hovers as u64 <= examined, "{hovers} hover entries for {examined} examined");
+    assert!(
+        hovers as u64 <= examined,
+        "{hovers} hover entries for {examined} examined"
+    );
     // Document order: the first link is among them.
     let first = &m.nodes().iter().find(|n| n["name"] == "A").unwrap()["id"];
-    assert!(m["dom"]["states"].as_array().unwrap().iter().any(|e| e["node"] == *first));
+    assert!(m["dom"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["node"] == *first));
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
@@ -254,7 +279,10 @@ async fn tokens_in_force_on_the_root_and_where_elements_redefine_them_as_chromiu
     let _browser = BROWSER.lock().await;
     let other = Site::start(vec![(
         "/tokens.css",
-        Page::of("text/css", b":root { --remote-radius: 3px } .remote { --remote-only: 1 }".to_vec()),
+        Page::of(
+            "text/css",
+            b":root { --remote-radius: 3px } .remote { --remote-only: 1 }".to_vec(),
+        ),
     )])
     .await;
     let html = format!(
@@ -286,26 +314,36 @@ async fn tokens_in_force_on_the_root_and_where_elements_redefine_them_as_chromiu
         )
         .await;
     let value = |element: &'static str, name: &'static str| {
-        format!(
-            "getComputedStyle({element}).getPropertyValue('{name}').trim()",
-        )
+        format!("getComputedStyle({element}).getPropertyValue('{name}').trim()",)
     };
     let root_names = ["--accent", "--brand", "--constructed", "--remote-radius", "--space-4"];
     let mut expected = BTreeMap::new();
     for name in root_names {
-        expected.insert(name.to_owned(), chromium.eval(&value("document.documentElement", name)).await);
+        expected.insert(
+            name.to_owned(),
+            chromium.eval(&value("document.documentElement", name)).await,
+        );
     }
-    assert_eq!(m["dom"]["tokens"], json!(expected), "in force on the root, tails left out");
+    assert_eq!(
+        m["dom"]["tokens"],
+        json!(expected),
+        "in force on the root, tails left out"
+    );
 
     let on = |id: &str| m.element(id)["tokens"].clone();
     let sec = chromium.eval(&value("document.getElementById('sec')", "--brand")).await;
     assert_eq!(on("sec"), json!({"--brand": sec}));
     assert_eq!(sec, "rebeccapurple");
     assert_eq!(on("inline"), json!({"--inline-gap": "5px"}));
-    let host = chromium.eval(&value("document.getElementById('host')", "--host-accent")).await;
+    let host = chromium
+        .eval(&value("document.getElementById('host')", "--host-accent"))
+        .await;
     assert_eq!(on("host"), json!({"--host-accent": host}));
     let inner = chromium
-        .eval(&value("document.getElementById('host').shadowRoot.getElementById('inner')", "--inner-gap"))
+        .eval(&value(
+            "document.getElementById('host').shadowRoot.getElementById('inner')",
+            "--inner-gap",
+        ))
         .await;
     assert_eq!(on("inner"), json!({"--inner-gap": inner}));
     // Elements that set nothing say nothing.
@@ -326,6 +364,10 @@ async fn a_page_without_states_or_tokens_says_only_the_two_counters(pool: PgPool
     assert_eq!(m["page"]["statesExamined"], 0);
     assert_eq!(m["page"]["statesCut"], false);
     let dom = m["dom"].as_object().unwrap();
-    assert!(!dom.contains_key("states") && !dom.contains_key("tokens"), "{:?}", dom.keys());
+    assert!(
+        !dom.contains_key("states") && !dom.contains_key("tokens"),
+        "{:?}",
+        dom.keys()
+    );
     assert!(m.nodes().iter().all(|n| n.get("tokens").is_none()));
 }

@@ -172,10 +172,10 @@
   L.init = function (sheets, names, owners) {
     L.names = names;
     for (const s of STATES) { L.compounds[s] = new Set(); L.any[s] = false; }
-    // Chromium's own sheet: every element gets a focus ring, and a link
-    // its active colour.
+    // Chromium's own sheet: every element gets a focus ring, a link its
+    // active colour, a button its pressed border.
     L.any['focus-visible'] = true;
-    L.compounds.active.add(':any-link');
+    for (const c of [':any-link', 'button', 'input']) L.compounds.active.add(c);
     const parsed = [];
     for (const { text, owner } of sheets) {
       const sheet = new CSSStyleSheet();

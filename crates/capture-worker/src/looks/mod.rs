@@ -133,7 +133,11 @@ impl Page {
                         backend_node_id: owner?,
                         execution_context_id: world,
                     };
-                    cdp.send(Some(&session), &resolve, COMMAND_TIMEOUT).await.ok()?.object.object_id
+                    cdp.send(Some(&session), &resolve, COMMAND_TIMEOUT)
+                        .await
+                        .ok()?
+                        .object
+                        .object_id
                 }
             })
             .collect();
@@ -161,7 +165,9 @@ impl Page {
             sheets.push(serde_json::json!({"text": text.text, "owner": owner}));
         }
         let mut arguments = vec![
-            Argument::Value { value: Value::Array(sheets) },
+            Argument::Value {
+                value: Value::Array(sheets),
+            },
             Argument::Value {
                 value: serde_json::json!(STYLE_NAMES),
             },
@@ -169,11 +175,17 @@ impl Page {
         arguments.extend(owner_ids.iter().map(|id| Argument::Object { object_id: id }));
         let init = CallInWorld {
             execution_context_id: world,
-            function_declaration: "function (sheets, names, ...owners) { return __pageImportLooks.init(sheets, names, owners); }",
+            function_declaration:
+                "function (sheets, names, ...owners) { return __pageImportLooks.init(sheets, names, owners); }",
             arguments,
             return_by_value: true,
         };
-        Ok(self.cdp.send(session, &init, COMMAND_TIMEOUT).await?.value().unwrap_or(Value::Null))
+        Ok(self
+            .cdp
+            .send(session, &init, COMMAND_TIMEOUT)
+            .await?
+            .value()
+            .unwrap_or(Value::Null))
     }
 
     /// Every node `looks.js` named in its answers, by its index there: its
@@ -189,7 +201,11 @@ impl Page {
         };
         let pseudos = self
             .cdp
-            .send(session, &call("function () { return __pageImportLooks.pseudos(); }", true), COMMAND_TIMEOUT)
+            .send(
+                session,
+                &call("function () { return __pageImportLooks.pseudos(); }", true),
+                COMMAND_TIMEOUT,
+            )
             .await?
             .value();
         let pseudos: Vec<Option<String>> = pseudos.and_then(|p| serde_json::from_value(p).ok()).unwrap_or_default();
@@ -198,7 +214,11 @@ impl Page {
         }
         let list = self
             .cdp
-            .send(session, &call("function () { return __pageImportLooks.elements(); }", false), COMMAND_TIMEOUT)
+            .send(
+                session,
+                &call("function () { return __pageImportLooks.elements(); }", false),
+                COMMAND_TIMEOUT,
+            )
             .await?;
         let Some(list) = list.result.object_id else {
             return Ok(Vec::new());

@@ -81,7 +81,9 @@ impl Page {
     /// world and matched there against each state's rules.
     async fn to_examine(&self, world: i64, considered: &[i64]) -> Result<Vec<Examined>, CdpError> {
         let session = Some(self.session.as_str());
-        self.cdp.send(session, &GetDocument { depth: 0 }, COMMAND_TIMEOUT).await?;
+        self.cdp
+            .send(session, &GetDocument { depth: 0 }, COMMAND_TIMEOUT)
+            .await?;
         let pushed = self
             .cdp
             .send(
