@@ -198,6 +198,9 @@ def collapse(text, white_space):
 
 class Rebuild:
     def __init__(self, manifest, assets):
+        # Nodes named by an interaction state, drawn with their id.
+        self.stated = {c["node"] for e in manifest.get("dom", {}).get("states", [])
+                       for c in e["changes"]} | {e["node"] for e in manifest.get("dom", {}).get("states", [])}
         self.m = manifest
         self.assets = assets  # asset key -> URL the rebuild page loads it from
         dom = manifest["dom"]
@@ -323,6 +326,9 @@ class Rebuild:
         return (x, y, w, h)
 
     # -- paint order
+
+    def states_css(self):
+        return states_css_of(self.m)
 
     def paint_keys(self):
         """A sortable key per node: its document's prefix (where the owning
@@ -572,7 +578,8 @@ class Rebuild:
             return self.wrap(self.svg(n, css + self.effects(n, info)), box, info["clip"])
         if not decor and not inner:
             return None
-        return self.wrap(f'<div style="{q(css + decor + self.effects(n, info))}">{inner}</div>', box, info["clip"])
+        named = f' data-n="{n["id"]}"' if n["id"] in self.stated else ""
+        return self.wrap(f'<div{named} style="{q(css + decor + self.effects(n, info))}">{inner}</div>', box, info["clip"])
 
     def image_src(self, n):
         if n.get("image"):
@@ -823,11 +830,33 @@ class Rebuild:
                     drawn.append((key + (i,), piece))
         drawn.sort(key=lambda kv: kv[0])
         faces = self.font_faces() if mode == "full" else ""
+        faces += self.states_css() if mode == "full" else ""
         body = "\n".join(piece for _, piece in drawn)
         return (f'<!doctype html><html><head><meta charset="utf-8"><style>{faces}\n'
                 f"html,body{{margin:0;padding:0}}"
                 f"#page{{position:relative;overflow:hidden;width:{width}px;height:{height}px;{canvas_css}}}"
                 f"</style></head><body><div id=\"page\">\n{body}\n</div></body></html>")
+
+
+# What a state's changes repaint on the rebuilt boxes (text is drawn apart).
+STATE_PROPS = ("background-color", "box-shadow", "opacity", "outline-color", "outline-style",
+               "outline-width", "outline-offset", "border-top-color", "border-right-color",
+               "border-bottom-color", "border-left-color", "transform", "filter")
+
+
+def states_css_of(manifest):
+    """`dom.states` (SPEC §11) as CSS rules on the rebuilt boxes: a change
+    of node C under element E's `:hover` applies while E's box is hovered
+    (the boxes are flat, so through `:has()`); `focus-visible` and `active`
+    the same with those pseudo-classes."""
+    rules = []
+    for entry in manifest.get("dom", {}).get("states", []):
+        pseudo = entry["state"]
+        for change in entry["changes"]:
+            decls = ";".join(f"{k}:{v}" for k, v in change["styles"].items() if k in STATE_PROPS)
+            if decls:
+                rules.append(f'#page:has([data-n="{entry["node"]}"]:{pseudo}) [data-n="{change["node"]}"]{{{decls}}}')
+    return "\n".join(rules)
 
 
 def rebuild(manifest, assets, mode="full"):

@@ -51,6 +51,8 @@ pub struct Captured {
     pub snapshot: Vec<PartSnapshot>,
     /// What Chromium told about the snapshot's nodes, part by part.
     pub answers: Answers,
+    /// The page's interaction states and tokens (SPEC §11).
+    pub looks: dom::Looks,
     pub blocked: BlockedRequests,
     /// What did not load for another reason (SPEC §11).
     pub failed: FailedRequests,
@@ -134,6 +136,7 @@ struct Taken {
     answers: Answers,
     about: About,
     assets: Vec<AssetBody>,
+    looks: dom::Looks,
 }
 
 /// What the worker read and asked of the page beside its screenshot.
@@ -183,6 +186,7 @@ async fn run(
         dialogs: page.dialogs(),
         snapshot: taken.snapshot,
         answers: taken.answers,
+        looks: taken.looks,
         // The blocked requests are added when the capture ends.
         blocked: BlockedRequests::default(),
         failed: FailedRequests::default(),
@@ -284,12 +288,23 @@ impl Run<'_, '_> {
             .await;
         page.answer_styles(&questions, &mut answers).await;
         timings.details_ms = self.since_start();
+        // Only now, the screenshot and snapshot taken: states are forced.
+        let looks = match questions.first() {
+            Some((_, asked)) => {
+                page.looks(asked.frame_id.as_deref(), &asked.interactive)
+                    .instrument(step("states"))
+                    .await
+            }
+            None => dom::Looks::default(),
+        };
+        timings.states_ms = self.since_start();
         Ok(Taken {
             snapshot,
             screenshot,
             answers,
             about,
             assets,
+            looks,
         })
     }
 

@@ -236,7 +236,7 @@ impl Worker {
             pixel_height,
             sha256: hex::encode(Sha256::digest(&screenshot)),
         };
-        let dom = dom::dom(parts, &planned.image_keys, fonts);
+        let dom = dom::dom_with_looks(parts, &planned.image_keys, fonts, &captured.looks);
         let manifest = capture_manifest(job, captured, captured_at, &browser, screenshot, planned.assets, dom);
         let bytes = Bytes::from(serde_json::to_vec(&manifest).expect("a manifest serializes"));
         drop(manifest);
@@ -461,6 +461,8 @@ fn page_info(captured: &Captured) -> PageInfo {
         popups_closed: captured.popups_closed,
         blocked_requests_omitted: captured.blocked.omitted,
         failed_requests_omitted: captured.failed.omitted,
+        states_examined: captured.looks.examined,
+        states_cut: captured.looks.cut,
     }
 }
 

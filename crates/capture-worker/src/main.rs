@@ -18,6 +18,7 @@ mod failed_requests;
 mod failure;
 mod health;
 mod job;
+mod looks;
 mod manifest;
 mod metrics;
 mod page;

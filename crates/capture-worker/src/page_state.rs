@@ -15,7 +15,7 @@ use crate::egress::authority_of;
 use crate::failed_requests::Failures;
 #[cfg(test)]
 use crate::protocol::Event;
-use crate::protocol::PageEvent;
+use crate::protocol::{PageEvent, StyleSheetHeader};
 
 /// What the events of the page's sessions told so far.
 #[derive(Default)]
@@ -42,6 +42,8 @@ pub struct PageState {
     requested: HashSet<String>,
     /// The requests that did not load, told once the capture is taken.
     pub(crate) failures: Failures,
+    /// The style sheets CSS reported (`CSS.styleSheetAdded`), by session.
+    pub(crate) style_sheets: HashMap<String, Vec<StyleSheetHeader>>,
 }
 
 /// How the main document was answered.
@@ -242,6 +244,12 @@ impl PageState {
                         unicode_range: unicode_range(&font.unicode_range),
                         src: font.src,
                     });
+                }
+            }
+            PageEvent::StyleSheetAdded(added) => {
+                let sheets = self.style_sheets.entry(session.to_owned()).or_default();
+                if !sheets.iter().any(|s| s.style_sheet_id == added.header.style_sheet_id) {
+                    sheets.push(added.header);
                 }
             }
             PageEvent::DialogOpening(dialog) if main && self.dialogs.len() < MAX_DIALOGS => {

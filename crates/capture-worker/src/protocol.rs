@@ -39,6 +39,7 @@ pub enum PageEvent {
     DetachedFromTarget(DetachedFromTarget),
     WebSocketCreated(WebSocketCreated),
     FontsUpdated(FontsUpdated),
+    StyleSheetAdded(StyleSheetAdded),
     DialogOpening(DialogOpening),
     WindowOpen,
     LoadEventFired,
@@ -74,6 +75,7 @@ impl PageEvent {
             "Target.detachedFromTarget" => Self::DetachedFromTarget(typed(p)?),
             "Network.webSocketCreated" => Self::WebSocketCreated(typed(p)?),
             "CSS.fontsUpdated" => Self::FontsUpdated(typed(p)?),
+            "CSS.styleSheetAdded" => Self::StyleSheetAdded(typed(p)?),
             "Page.javascriptDialogOpening" => Self::DialogOpening(typed(p)?),
             "Page.windowOpen" => Self::WindowOpen,
             "Page.loadEventFired" => Self::LoadEventFired,
@@ -243,6 +245,24 @@ pub struct WebSocketCreated {
 pub struct FontsUpdated {
     /// Absent when Chromium only says that fonts changed.
     pub font: Option<FontFace>,
+}
+
+/// `CSS.styleSheetAdded`: a style sheet of the page (its own, a shadow
+/// root's, a constructed one, one from another origin), as CSS reads it.
+#[derive(Debug, Deserialize)]
+pub struct StyleSheetAdded {
+    pub header: StyleSheetHeader,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StyleSheetHeader {
+    pub style_sheet_id: String,
+    /// `regular` for the page's; `user-agent`, `injected`, `inspector`.
+    pub origin: String,
+    /// The backend id of its `<style>` or `<link>`; none for a
+    /// constructed sheet.
+    pub owner_node: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]

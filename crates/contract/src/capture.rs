@@ -12,6 +12,7 @@
 //! stay small.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -178,6 +179,12 @@ pub struct PageInfo {
     /// The requests that failed past the 1 000 that `failedRequests` lists;
     /// 0 when none were left out.
     pub failed_requests_omitted: u64,
+    /// The interactive elements whose states were examined (SPEC §11
+    /// "Interaction states"); 0 when none.
+    pub states_examined: u32,
+    /// Interactive elements were left unexamined: past the first 500, or
+    /// past the 1.5 s budget.
+    pub states_cut: bool,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -402,6 +409,9 @@ pub struct Timings {
     pub snapshot_ms: u64,
     /// Fonts used, canvas and video pixels, shadow hosts asked of Chromium.
     pub details_ms: u64,
+    /// Interaction states and the page's tokens read (SPEC §11), after the
+    /// screenshot and the snapshot.
+    pub states_ms: u64,
     pub total_ms: u64,
 }
 
@@ -419,6 +429,58 @@ pub struct Dom<'a> {
     /// The fonts that rendered text; a text node's `fonts` index this.
     pub fonts: Vec<UsedFont>,
     pub nodes: Vec<Node<'a>>,
+    /// How interactive elements look under `:hover`, `:focus-visible` and
+    /// `:active` (SPEC §11 "Interaction states"), in document order; absent
+    /// when no state changes anything.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<StateLook>,
+    /// The custom properties in force on the root element, with their
+    /// computed values (SPEC §11 "The page's tokens"); absent when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tokens: BTreeMap<String, String>,
+}
+
+/// What changes when a pseudo-class is forced on an interactive element,
+/// once the transitions it starts have ended.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StateLook {
+    /// The interactive element's node id.
+    pub node: usize,
+    pub state: InteractionState,
+    /// The element and each element or generated-content node under it
+    /// whose computed style changes; never empty.
+    pub changes: Vec<StyleChange>,
+}
+
+/// A node's computed style under a state: each changed property of
+/// `styleNames` with its new value.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StyleChange {
+    pub node: usize,
+    pub styles: BTreeMap<String, String>,
+}
+
+/// The state forced: `focus-visible` is a keyboard user's focus, so
+/// `:focus`, `:focus-visible` and `:focus-within` hold on the element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum InteractionState {
+    Hover,
+    FocusVisible,
+    Active,
+}
+
+impl InteractionState {
+    /// In the order they are examined.
+    pub const ALL: [Self; 3] = [Self::Hover, Self::FocusVisible, Self::Active];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hover => "hover",
+            Self::FocusVisible => "focus-visible",
+            Self::Active => "active",
+        }
+    }
 }
 
 /// A captured document: the page (0) or a frame's.
@@ -515,6 +577,11 @@ pub struct Node<'a> {
     /// Indexes into `dom.fonts`, most glyphs first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fonts: Vec<usize>,
+    /// On an element other than the root that defines or redefines custom
+    /// properties (by a rule or its `style` attribute): those it sets, as
+    /// computed there (SPEC §11 "The page's tokens").
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tokens: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use page_import_contract::capture::{Document, Dom, Node, UsedFont};
 
 use super::html::{can_host_shadow_root, is_text_like_input};
+use super::looks::{place, Looks};
 use super::snapshot::{DocumentSnapshot, NodeTree, Snapshot};
 use super::styles::{content_origin, scrolls, STYLE_NAMES};
 use super::text::layout_offsets;
@@ -20,8 +21,22 @@ use super::{Details, Part};
 /// content origin of the element that holds its document. `image_keys`
 /// are the asset keys of the capture's element images, `fonts` the table
 /// the parts' font indexes point into.
+#[cfg(test)]
 pub fn dom<'s>(parts: &'s [Part<'_>], image_keys: &[String], fonts: Vec<UsedFont>) -> Dom<'s> {
+    dom_with_looks(parts, image_keys, fonts, &Looks::default())
+}
+
+/// [`dom`] with the page's interaction states and tokens (SPEC §11), read
+/// of the first part's document by backend node id, on the manifest's
+/// nodes.
+pub fn dom_with_looks<'s>(
+    parts: &'s [Part<'_>],
+    image_keys: &[String],
+    fonts: Vec<UsedFont>,
+    looks: &Looks,
+) -> Dom<'s> {
     let mut out = Builder {
+        page_ids: HashMap::new(),
         nodes: Vec::new(),
         documents: Vec::new(),
         styles: Vec::new(),
@@ -61,12 +76,15 @@ pub fn dom<'s>(parts: &'s [Part<'_>], image_keys: &[String], fonts: Vec<UsedFont
         placed.push(Some(frames));
         documents += part.snapshot.documents.len();
     }
+    let states = place(looks, &out.page_ids, &mut out.nodes);
     Dom {
         style_names: STYLE_NAMES,
         styles: out.styles,
         documents: out.documents,
         fonts,
         nodes: out.nodes,
+        states,
+        tokens: looks.root_tokens.clone(),
     }
 }
 
@@ -111,6 +129,8 @@ fn moved(r: [f64; 4], offset: [f64; 2]) -> [f64; 4] {
 
 /// The `dom` being built, part by part.
 struct Builder<'s, 'k> {
+    /// The first part's nodes' ids, by backend node id.
+    page_ids: HashMap<i64, usize>,
     nodes: Vec<Node<'s>>,
     documents: Vec<Document<'s>>,
     styles: Vec<Vec<&'s str>>,
@@ -218,6 +238,9 @@ impl<'a> Snapshot<'a> {
             };
             let id = out.nodes.len();
             ids.push(Some(id));
+            if out.part == 0 {
+                out.page_ids.insert(tree.backend_node_id[i], id);
+            }
             let node = self.node(tree, &rare, i, (id, parent, index), details, out.image_keys);
             if matches!(
                 node.name.to_ascii_uppercase().as_str(),

@@ -25,6 +25,7 @@ use std::collections::{HashMap, HashSet};
 
 mod build;
 mod html;
+mod looks;
 mod questions;
 mod snapshot;
 mod styles;
@@ -32,7 +33,10 @@ mod styles;
 mod tests;
 mod text;
 
+#[cfg(test)]
 pub use build::dom;
+pub use build::dom_with_looks;
+pub use looks::{Looks, StatesOf};
 pub use questions::{PixelsOf, Questions, TextNode, MAX_ELEMENT_IMAGES};
 pub use snapshot::{Snapshot, SnapshotError};
 pub use styles::STYLE_NAMES;

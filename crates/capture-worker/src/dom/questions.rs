@@ -27,6 +27,9 @@ pub struct Questions {
     pub unlaid_styles: Vec<i64>,
     /// The frame of the part's first document, where its pixels are read.
     pub frame_id: Option<String>,
+    /// The laid-out interactive elements of its first document, in
+    /// document order: whose states are read (SPEC §11).
+    pub interactive: Vec<i64>,
 }
 
 /// A snapshot asks about at most this many of each: a hostile page can lay
@@ -85,6 +88,7 @@ impl Snapshot<'_> {
             styles_seen += document.layout.styles.table.len();
         }
         questions.maybe_hosts.sort_unstable();
+        questions.interactive = self.interactive();
         questions
     }
 

@@ -1,0 +1,219 @@
+//! The examination of interactive elements: which ones a rule can change,
+//! and each of those through its states.
+//!
+//! Chromium runs a session's DOM, CSS and Runtime commands one after the
+//! other, in the order they were sent: an element's whole sequence (its
+//! look at rest, then per state the state forced, the look read, the state
+//! lifted, then its transitions back settled) is sent at once and its
+//! answers awaited together, for a chunk of elements at a time, so the
+//! cost is Chromium's work and not round trips. The budget is checked
+//! between chunks.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use futures::StreamExt;
+use page_import_contract::capture::InteractionState;
+use serde_json::Value;
+
+use super::{
+    forced, Argument, CallInWorld, ForcePseudoState, GetDocument, PushNodesByBackendIdsToFrontend, IN_FLIGHT,
+    MAX_CANDIDATES, MAX_EXAMINED, STATES_BUDGET,
+};
+use crate::cdp::CdpError;
+use crate::commands::{Evaluate, ResolveNode};
+use crate::page::{Page, COMMAND_TIMEOUT};
+
+/// Elements sent through their states together.
+const CHUNK: usize = 16;
+
+/// Each examined element's answer under each state: what `looks.js`'s
+/// `read` returned.
+#[derive(Default)]
+pub(super) struct Reads(pub(super) Vec<(i64, InteractionState, Value)>);
+
+/// One examined element: its backend node id, the id DOM knows it by, its
+/// index among `looks.js`'s candidates, and the states to force.
+struct Examined {
+    backend_node_id: i64,
+    node_id: i64,
+    index: usize,
+    states: Vec<InteractionState>,
+}
+
+type Step<'a> = Pin<Box<dyn Future<Output = Result<Option<Value>, CdpError>> + Send + 'a>>;
+
+impl Page {
+    /// Examines the elements of `interactive` some rule can change, in
+    /// order, within [`MAX_EXAMINED`] and [`STATES_BUDGET`] (from
+    /// `started`); their answers go to `reads`. Returns how many were
+    /// examined and whether any was left out.
+    pub(super) async fn examine(
+        &self,
+        world: i64,
+        interactive: &[i64],
+        started: Instant,
+        reads: &mut Reads,
+    ) -> Result<(u32, bool), CdpError> {
+        if interactive.is_empty() {
+            return Ok((0, false));
+        }
+        let considered = &interactive[..interactive.len().min(MAX_CANDIDATES)];
+        let mut cut = considered.len() < interactive.len();
+        let to_examine = self.to_examine(world, considered).await?;
+        let mut examined = 0;
+        for chunk in to_examine.chunks(CHUNK) {
+            if examined >= MAX_EXAMINED || started.elapsed() >= STATES_BUDGET {
+                cut = true;
+                break;
+            }
+            let chunk = &chunk[..chunk.len().min(MAX_EXAMINED - examined)];
+            self.examine_chunk(world, chunk, reads).await?;
+            examined += chunk.len();
+        }
+        cut |= examined < to_examine.len();
+        Ok((examined as u32, cut))
+    }
+
+    /// Of `considered`, in order, those some rule can change, with the
+    /// states to force on each: the elements are resolved in the worker's
+    /// world and matched there against each state's rules.
+    async fn to_examine(&self, world: i64, considered: &[i64]) -> Result<Vec<Examined>, CdpError> {
+        let session = Some(self.session.as_str());
+        self.cdp
+            .send(session, &GetDocument { depth: 0 }, COMMAND_TIMEOUT)
+            .await?;
+        let pushed = self
+            .cdp
+            .send(
+                session,
+                &PushNodesByBackendIdsToFrontend {
+                    backend_node_ids: considered,
+                },
+                COMMAND_TIMEOUT,
+            )
+            .await?;
+        let resolves: Vec<_> = considered
+            .iter()
+            .map(|&backend_node_id| {
+                let (cdp, session) = (self.cdp.clone(), self.session.clone());
+                async move {
+                    let resolve = ResolveNode {
+                        backend_node_id,
+                        execution_context_id: world,
+                    };
+                    cdp.send(Some(&session), &resolve, COMMAND_TIMEOUT)
+                        .await
+                        .ok()?
+                        .object
+                        .object_id
+                }
+            })
+            .collect();
+        let objects: Vec<Option<String>> = futures::stream::iter(resolves).buffered(IN_FLIGHT).collect().await;
+        // Those still there, with their DOM ids and objects.
+        let present: Vec<(i64, i64, &str)> = considered
+            .iter()
+            .zip(&pushed.node_ids)
+            .zip(&objects)
+            .filter_map(|((&backend, &node_id), object)| Some((backend, node_id, object.as_deref()?)))
+            .filter(|(_, node_id, _)| *node_id != 0)
+            .collect();
+        let match_rules = CallInWorld {
+            execution_context_id: world,
+            function_declaration: "function (...els) { return __pageImportLooks.candidates(...els); }",
+            arguments: present
+                .iter()
+                .map(|(_, _, object_id)| Argument::Object { object_id })
+                .collect(),
+            return_by_value: true,
+        };
+        let masks = self.cdp.send(session, &match_rules, COMMAND_TIMEOUT).await?.value();
+        let masks: Vec<u32> = masks.and_then(|m| serde_json::from_value(m).ok()).unwrap_or_default();
+        Ok(present
+            .iter()
+            .zip(masks)
+            .enumerate()
+            .filter(|(_, (_, mask))| *mask != 0)
+            .map(|(index, ((backend_node_id, node_id, _), mask))| Examined {
+                backend_node_id: *backend_node_id,
+                node_id: *node_id,
+                index,
+                states: InteractionState::ALL
+                    .iter()
+                    .enumerate()
+                    .filter(|(bit, _)| mask & (1 << bit) != 0)
+                    .map(|(_, state)| *state)
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// Sends every step of `chunk`'s elements in order without waiting
+    /// between them, then gathers the reads.
+    async fn examine_chunk(&self, world: i64, chunk: &[Examined], reads: &mut Reads) -> Result<(), CdpError> {
+        let prepare: Vec<String> = chunk
+            .iter()
+            .map(|e| format!("__pageImportLooks.prepare({})", e.index))
+            .collect();
+        let mut steps: Vec<Step<'_>> = Vec::new();
+        // Which step's answer is which element's read under which state.
+        let mut read_steps = Vec::new();
+        for (element, prepare) in chunk.iter().zip(&prepare) {
+            steps.push(self.evaluate_in(world, prepare));
+            for state in &element.states {
+                steps.push(self.force(element.node_id, forced(*state)));
+                read_steps.push((steps.len(), element.backend_node_id, *state));
+                steps.push(self.evaluate_in(world, "__pageImportLooks.read()"));
+                steps.push(self.force(element.node_id, &[]));
+            }
+            steps.push(self.evaluate_in(world, "__pageImportLooks.done()"));
+        }
+        // Each step is sent when first polled: polled once each in order,
+        // they are sent in order.
+        for step in steps.iter_mut() {
+            let _ = futures::poll!(step.as_mut());
+        }
+        let mut answers = futures::future::join_all(steps).await;
+        for (at, element, state) in read_steps {
+            match std::mem::replace(&mut answers[at], Ok(None)) {
+                Ok(Some(answer)) => reads.0.push((element, state, answer)),
+                Ok(None) => {}
+                Err(e) => tracing::debug!(error = %e, "an element's state could not be read"),
+            }
+        }
+        // A step that failed on a browser gone fails the examination.
+        match answers.into_iter().find_map(Result::err) {
+            Some(e @ (CdpError::Closed | CdpError::Timeout { .. })) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn evaluate_in<'a>(&'a self, world: i64, expression: &'a str) -> Step<'a> {
+        Box::pin(async move {
+            let evaluate = Evaluate {
+                expression,
+                context_id: Some(world),
+                await_promise: false,
+                return_by_value: true,
+            };
+            Ok(self
+                .cdp
+                .send(Some(&self.session), &evaluate, COMMAND_TIMEOUT)
+                .await?
+                .value())
+        })
+    }
+
+    fn force(&self, node_id: i64, classes: &'static [&'static str]) -> Step<'_> {
+        Box::pin(async move {
+            let force = ForcePseudoState {
+                node_id,
+                forced_pseudo_classes: classes,
+            };
+            self.cdp.send(Some(&self.session), &force, COMMAND_TIMEOUT).await?;
+            Ok(None)
+        })
+    }
+}

@@ -1,0 +1,373 @@
+//! Interaction states and the page's tokens (SPEC §11), captured for real
+//! (the worker binary, headless Chromium, the service, the emulator) and
+//! compared with what a plain Chromium computes itself with the state
+//! forced on the element.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
+use crate::helpers::chromium::Browser;
+use crate::helpers::manifest::{attribute, Manifest};
+use crate::helpers::pixels::rgba;
+use crate::helpers::TestApp;
+
+/// What each state forces (SPEC §11; `focus-visible` is a keyboard
+/// user's focus: the element is focused too).
+const STATES: [(&str, &[&str]); 3] = [
+    ("hover", &["hover"]),
+    ("focus-visible", &["focus", "focus-visible", "focus-within"]),
+    ("active", &["active"]),
+];
+
+/// Changed properties by node: `id` or `id::pseudo`.
+type Changes = BTreeMap<String, BTreeMap<String, String>>;
+
+const STATES_PAGE: &str = r##"<!doctype html><html><head><style>
+body { margin: 0; font: 16px sans-serif }
+a.nav { color: rgb(0, 0, 200); text-decoration: none }
+a.nav:hover { color: rgb(200, 0, 0); text-decoration: underline }
+.btn { display: block; width: 120px; height: 40px; background: rgb(0, 100, 0); color: white; border: 0;
+       padding: 8px; transition: background-color 2s }
+.btn:hover { background-color: rgb(0, 200, 0) }
+.btn:active { transform: scale(0.95) }
+.fake[role=button] { background: rgb(10, 10, 10); color: white }
+.fake[role=button]:hover { background: rgb(50, 50, 50) }
+.card { padding: 10px; box-shadow: none; outline: none }
+.card:hover { box-shadow: rgba(0, 0, 0, 0.5) 0px 4px 8px 0px }
+.card:focus-visible { outline: 2px solid rgb(0, 0, 255) }
+.icon { color: rgb(0, 0, 0) }
+.icon::after { content: '>'; color: rgb(0, 0, 255) }
+.menu:hover .icon { color: rgb(255, 0, 0) }
+.menu:hover .icon::after { color: rgb(0, 128, 0) }
+input.field { border: 1px solid rgb(128, 128, 128) }
+input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.3) 0px 0px 0px 3px }
+.plain { outline: none }
+.still:hover { color: red }
+</style></head><body>
+<a class="nav" id="link1" href="#one">One</a> <a class="nav" id="link2" href="#two">Two</a>
+<button class="btn" id="btn"><span id="btnlabel">Buy</span></button>
+<div role="button" class="fake" id="fake">Fake</div>
+<div class="card" id="card" tabindex="0"><span id="cardtext">Card</span></div>
+<a class="menu" id="menu" href="#menu">Menu <span class="icon" id="icon">i</span></a>
+<input class="field" id="field">
+<div role="button" class="plain" id="plain">Plain</div>
+<div class="still" id="still">Still</div>
+</body></html>"##;
+
+/// The interactive elements of [`STATES_PAGE`], in document order.
+const INTERACTIVE: [&str; 8] = ["link1", "link2", "btn", "fake", "card", "menu", "field", "plain"];
+
+/// A completed capture of `site`'s `/` by a worker that may also reach
+/// `others`, its manifest, and the app that stored it.
+async fn capture(pool: PgPool, site: &Site, others: &[&Site]) -> (TestApp, Manifest, WorkerProcess) {
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let allow: Vec<SocketAddr> = std::iter::once(site.addr)
+        .chain(others.iter().map(|s| s.addr))
+        .collect();
+    let worker = WorkerProcess::start(&app, &allow, &[]);
+    let id = app.import_url(&tenant, &site.url("/"), None).await;
+    let import = app.finished(&tenant, &id, &worker).await;
+    assert_eq!(import["status"], "completed", "{import}\n{}", worker.log_text());
+    let manifest = app.manifest(&id, 1).await;
+    (app, manifest, worker)
+}
+
+/// How a node is named in [`Changes`]: its `id` attribute, or its
+/// element's with `::pseudo`.
+fn name_of(m: &Manifest, node: &Value) -> String {
+    match node["pseudo"].as_str() {
+        Some(pseudo) => format!("{}::{pseudo}", name_of(m, m.node(&node["parent"]))),
+        None => attribute(node, "id").unwrap_or("?").to_owned(),
+    }
+}
+
+/// The manifest's changes of `element` under `state`; `None` without an entry.
+fn captured_changes(m: &Manifest, element: &str, state: &str) -> Option<Changes> {
+    let id = &m.element(element)["id"];
+    let entries: Vec<&Value> = m["dom"]["states"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["node"] == *id && e["state"] == state)
+        .collect();
+    assert!(entries.len() <= 1, "one entry per element and state: {entries:?}");
+    let entry = entries.first()?;
+    let changes = entry["changes"].as_array().expect("changes");
+    assert!(!changes.is_empty(), "an entry changes something: {entry}");
+    Some(
+        changes
+            .iter()
+            .map(|c| {
+                (
+                    name_of(m, m.node(&c["node"])),
+                    serde_json::from_value(c["styles"].clone()).unwrap(),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// What the plain browser computes for `element` and everything with an
+/// `id` under it (and their `::before`/`::after`), for `names`, with
+/// transitions run to their end.
+async fn computed(browser: &mut Browser, element: &str, names: &Value) -> BTreeMap<String, Vec<String>> {
+    let read = format!(
+        r#"(() => {{
+            const names = {names};
+            const root = document.getElementById('{element}');
+            for (const a of root.getAnimations({{subtree: true}})) a.finish();
+            const out = {{}};
+            const read = (el, pseudo) => {{ const s = getComputedStyle(el, pseudo); return names.map(n => s.getPropertyValue(n)); }};
+            for (const el of [root, ...root.querySelectorAll('[id]')]) {{
+                out[el.id] = read(el, null);
+                for (const p of ['::before', '::after']) {{
+                    if (!['none', 'normal'].includes(getComputedStyle(el, p).content)) out[el.id + p] = read(el, p);
+                }}
+            }}
+            return out;
+        }})()"#
+    );
+    serde_json::from_value(browser.eval(&read).await).unwrap()
+}
+
+/// What Chromium itself computes changing under `forced` on `element`.
+async fn chromium_changes(browser: &mut Browser, element: &str, forced: &[&str], names: &Value) -> Changes {
+    let document = browser.call("DOM.getDocument", json!({"depth": 0})).await;
+    let node = browser
+        .call(
+            "DOM.querySelector",
+            json!({"nodeId": document["root"]["nodeId"], "selector": format!("#{element}")}),
+        )
+        .await["nodeId"]
+        .clone();
+    let rest = computed(browser, element, names).await;
+    let force = |classes: &[&str]| json!({"nodeId": node, "forcedPseudoClasses": classes});
+    browser.call("CSS.forcePseudoState", force(forced)).await;
+    let now = computed(browser, element, names).await;
+    browser.call("CSS.forcePseudoState", force(&[])).await;
+    computed(browser, element, names).await;
+    let names: Vec<String> = serde_json::from_value(names.clone()).unwrap();
+    let mut changes = Changes::new();
+    for (node, values) in now {
+        let changed: BTreeMap<String, String> = values
+            .iter()
+            .zip(&rest[&node])
+            .zip(&names)
+            .filter(|((now, before), _)| now != before)
+            .map(|((now, _), name)| (name.clone(), now.clone()))
+            .collect();
+        if !changed.is_empty() {
+            changes.insert(node, changed);
+        }
+    }
+    changes
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screenshot_shows_none(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = Site::start(vec![("/", Page::html(STATES_PAGE))]).await;
+    let (app, m, _worker) = capture(pool, &site, &[]).await;
+    let names = m["dom"]["styleNames"].clone();
+
+    // Every interactive element was examined; the plain `div` was not.
+    assert_eq!(m["page"]["statesExamined"], INTERACTIVE.len(), "{}", m["page"]);
+    assert_eq!(m["page"]["statesCut"], false);
+    assert!(m["timings"]["statesMs"].as_u64().is_some(), "{}", m["timings"]);
+    let still = &m.element("still")["id"];
+    assert!(
+        m["dom"]["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["node"] != *still),
+        "a non-interactive element is not examined"
+    );
+
+    let mut chromium = Browser::open(&site.url("/")).await;
+    chromium
+        .until(
+            "document.readyState === 'complete' && !!document.getElementById('still')",
+            Duration::from_secs(20),
+        )
+        .await;
+    chromium.call("DOM.enable", json!({})).await;
+    chromium.call("CSS.enable", json!({})).await;
+    for element in INTERACTIVE {
+        for (state, forced) in STATES {
+            let expected = chromium_changes(&mut chromium, element, forced, &names).await;
+            let captured = captured_changes(&m, element, state);
+            match captured {
+                None => assert!(
+                    expected.is_empty(),
+                    "{element} {state}: no entry, Chromium: {expected:?}"
+                ),
+                Some(captured) => assert_eq!(captured, expected, "{element} {state}"),
+            }
+        }
+    }
+    // What the page says, spot-checked: the transition ran to its end, the
+    // parent's hover reached the icon and its generated content, the
+    // field's focus ring, and nothing for the plain button.
+    let btn = captured_changes(&m, "btn", "hover").expect("the button's hover");
+    assert_eq!(btn["btn"]["background-color"], "rgb(0, 200, 0)");
+    let menu = captured_changes(&m, "menu", "hover").expect("the menu's hover");
+    assert_eq!(menu["icon"]["color"], "rgb(255, 0, 0)");
+    assert_eq!(menu["icon::after"]["color"], "rgb(0, 128, 0)");
+    let field = captured_changes(&m, "field", "focus-visible").expect("the field's focus");
+    assert_eq!(field["field"]["border-top-color"], "rgb(0, 0, 255)");
+    for (state, _) in STATES {
+        assert_eq!(captured_changes(&m, "plain", state), None, "plain {state}");
+    }
+
+    // The screenshot shows the button at rest.
+    let shot = app.object(m["screenshot"]["key"].as_str().unwrap()).await;
+    let (width, _, pixels) = rgba(&shot);
+    let scale = m["viewport"]["deviceScaleFactor"].as_f64().unwrap();
+    let b = m.element("btn")["box"].clone();
+    let (x, y) = (
+        ((b[0].as_f64().unwrap() + 3.0) * scale) as u32,
+        ((b[1].as_f64().unwrap() + 3.0) * scale) as u32,
+    );
+    let at = ((y * width + x) * 4) as usize;
+    assert_eq!(
+        &pixels[at..at + 3],
+        &[0, 100, 0],
+        "the button's rest colour in the screenshot"
+    );
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn eight_hundred_links_are_cut_at_five_hundred_and_the_capture_completes(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let links: String = (0..800)
+        .map(|i| format!("<a href=\"#l{i}\">link {i}</a><br>"))
+        .collect();
+    let html = format!("<!doctype html><style>a:hover {{ color: rgb(255, 0, 0) }}</style><body>{links}</body>");
+    let site = Site::start(vec![("/", Page::html(&html))]).await;
+    let (_app, m, _worker) = capture(pool, &site, &[]).await;
+    assert_eq!(m["page"]["statesCut"], true, "{}", m["page"]);
+    let examined = m["page"]["statesExamined"].as_u64().unwrap();
+    assert!(examined > 0 && examined <= 500, "{examined}");
+    let hovers = m["dom"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["state"] == "hover")
+        .count();
+    assert!(
+        hovers as u64 <= examined,
+        "{hovers} hover entries for {examined} examined"
+    );
+    // Document order: the first link is among them.
+    let first = &m.nodes().iter().find(|n| n["name"] == "A").unwrap()["id"];
+    assert!(m["dom"]["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["node"] == *first));
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn tokens_in_force_on_the_root_and_where_elements_redefine_them_as_chromium_computes_them(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let other = Site::start(vec![(
+        "/tokens.css",
+        Page::of(
+            "text/css",
+            b":root { --remote-radius: 3px } .remote { --remote-only: 1 }".to_vec(),
+        ),
+    )])
+    .await;
+    let html = format!(
+        r#"<!doctype html><html><head>
+        <style>:root {{ --brand: #0a66c2; --space-4: 16px; --accent: var(--brand) }}
+        .section {{ --brand: rebeccapurple }} .never-used {{ --tail-1: 1px; --tail-2: 2px }}</style>
+        <link rel="stylesheet" href="{}">
+        </head><body>
+        <section class="section" id="sec"><p id="inside" style="color: var(--brand)">Section</p></section>
+        <div id="inline" style="--inline-gap: 5px">Inline</div>
+        <div id="host"></div>
+        <script>
+        const root = document.getElementById('host').attachShadow({{mode: 'open'}});
+        root.innerHTML = '<style>:host {{ --host-accent: teal }} .inner {{ --inner-gap: 4px }}</style><p class="inner" id="inner">In the shadow</p>';
+        const sheet = new CSSStyleSheet();
+        sheet.replaceSync(':root {{ --constructed: green }}');
+        document.adoptedStyleSheets = [sheet];
+        </script></body></html>"#,
+        other.url("/tokens.css")
+    );
+    let site = Site::start(vec![("/", Page::html(&html))]).await;
+    let (_app, m, _worker) = capture(pool, &site, &[&other]).await;
+
+    let mut chromium = Browser::open(&site.url("/")).await;
+    chromium
+        .until(
+            "document.readyState === 'complete' && getComputedStyle(document.documentElement).getPropertyValue('--remote-radius') !== ''",
+            Duration::from_secs(20),
+        )
+        .await;
+    let value = |element: &'static str, name: &'static str| {
+        format!("getComputedStyle({element}).getPropertyValue('{name}').trim()",)
+    };
+    let root_names = ["--accent", "--brand", "--constructed", "--remote-radius", "--space-4"];
+    let mut expected = BTreeMap::new();
+    for name in root_names {
+        expected.insert(
+            name.to_owned(),
+            chromium.eval(&value("document.documentElement", name)).await,
+        );
+    }
+    assert_eq!(
+        m["dom"]["tokens"],
+        json!(expected),
+        "in force on the root, tails left out"
+    );
+
+    let on = |id: &str| m.element(id)["tokens"].clone();
+    let sec = chromium.eval(&value("document.getElementById('sec')", "--brand")).await;
+    assert_eq!(on("sec"), json!({"--brand": sec}));
+    assert_eq!(sec, "rebeccapurple");
+    assert_eq!(on("inline"), json!({"--inline-gap": "5px"}));
+    let host = chromium
+        .eval(&value("document.getElementById('host')", "--host-accent"))
+        .await;
+    assert_eq!(on("host"), json!({"--host-accent": host}));
+    let inner = chromium
+        .eval(&value(
+            "document.getElementById('host').shadowRoot.getElementById('inner')",
+            "--inner-gap",
+        ))
+        .await;
+    assert_eq!(on("inner"), json!({"--inner-gap": inner}));
+    // Elements that set nothing say nothing.
+    assert!(m.element("inside").get("tokens").is_none());
+    let with_tokens = m.nodes().iter().filter(|n| n.get("tokens").is_some()).count();
+    assert_eq!(with_tokens, 4, "sec, inline, host, inner");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_page_without_states_or_tokens_says_only_the_two_counters(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let site = Site::start(vec![(
+        "/",
+        Page::html("<!doctype html><body><h1>Plain</h1><p>No links, no custom properties.</p></body>"),
+    )])
+    .await;
+    let (_app, m, _worker) = capture(pool, &site, &[]).await;
+    assert_eq!(m["page"]["statesExamined"], 0);
+    assert_eq!(m["page"]["statesCut"], false);
+    let dom = m["dom"].as_object().unwrap();
+    assert!(
+        !dom.contains_key("states") && !dom.contains_key("tokens"),
+        "{:?}",
+        dom.keys()
+    );
+    assert!(m.nodes().iter().all(|n| n.get("tokens").is_none()));
+}
