@@ -232,6 +232,23 @@ style_names! {
         "marker-start",
         "marker-mid",
         "marker-end",
+        "grid-auto-columns",
+        "grid-auto-rows",
+        "empty-cells",
+        "image-orientation",
+        "overflow-clip-margin",
+        // A motion path places and turns an element as a transform does.
+        "offset-path",
+        "offset-distance",
+        "offset-rotate",
+        "offset-anchor",
+        "offset-position",
+        // Corners cut, bevelled or squircled, and a border drawn along a shape.
+        "corner-top-left-shape",
+        "corner-top-right-shape",
+        "corner-bottom-right-shape",
+        "corner-bottom-left-shape",
+        "border-shape",
     ]
 }
 
