@@ -502,7 +502,8 @@ async fn content_revealed_on_scroll_is_captured_as_a_reader_who_scrolled_to_it_s
     assert_eq!(
         m["page"],
         json!({"layoutWidth": 800, "scale": 1.0, "contentHeight": 6000, "capturedHeight": 6000, "truncated": false,
-               "popupsClosed": 0, "blockedRequestsOmitted": 0})
+               "popupsClosed": 0, "blockedRequestsOmitted": 0, "failedRequestsOmitted": 0,
+               "statesExamined": 0, "statesCut": false})
     );
     assert_eq!(numbers(&m["dom"]["documents"][0]["scroll"]), [0.0, 0.0]);
     let screenshot = captured.app.object(m["screenshot"]["key"].as_str().unwrap()).await;
@@ -634,7 +635,8 @@ async fn script_drawn_charts_and_late_content_are_captured_once_the_page_is_quie
     assert_eq!(
         m["page"],
         json!({"layoutWidth": 800, "scale": 1.0, "contentHeight": 1500, "capturedHeight": 1500, "truncated": false,
-               "popupsClosed": 0, "blockedRequestsOmitted": 0})
+               "popupsClosed": 0, "blockedRequestsOmitted": 0, "failedRequestsOmitted": 0,
+               "statesExamined": 0, "statesCut": false})
     );
     assert_eq!(m["screenshot"]["pixelHeight"], 3000);
 }
