@@ -5,10 +5,14 @@
 //! reader's emulation, consent's binding, the questions after the
 //! snapshot).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
-use crate::cdp::{Command, Done, Reply};
-use crate::protocol::{Described, Evaluated, FrameOwner, LayoutMetrics, Navigated, Resolved, ResponseBody};
+use crate::cdp::{Command, Connection, Done, Reply};
+use crate::protocol::{
+    Described, Evaluated, FrameOwner, IsolatedWorld, LayoutMetrics, Navigated, PushedNodes, Resolved, ResponseBody,
+};
 
 /// `Page.enable`: page events, and the named worlds of
 /// `Page.addScriptToEvaluateOnNewDocument`.
@@ -160,6 +164,44 @@ impl Command for ResolveNode {
     type Reply = Resolved;
 }
 
+impl ResolveNode {
+    /// The node's object id in the world, sent in `session`; `None` when
+    /// the node is gone or Chromium cannot resolve it there.
+    pub async fn object_id(&self, cdp: &Connection, session: &str, timeout: Duration) -> Option<String> {
+        let resolved = cdp.send(Some(session), self, timeout).await;
+        resolved
+            .inspect_err(|e| tracing::debug!(error = %e, "a node could not be resolved"))
+            .ok()?
+            .object
+            .object_id
+    }
+}
+
+/// `DOM.getDocument`: the document's root known to DOM, which
+/// `DOM.pushNodesByBackendIdsToFrontend` needs (the root itself unused).
+#[derive(Serialize)]
+pub struct GetDocument {
+    pub depth: i64,
+}
+
+impl Command for GetDocument {
+    const METHOD: &'static str = "DOM.getDocument";
+    type Reply = Done;
+}
+
+/// `DOM.pushNodesByBackendIdsToFrontend`: the ids DOM and CSS know nodes
+/// by, one per backend node id (`0` for a node gone).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushNodesByBackendIdsToFrontend<'a> {
+    pub backend_node_ids: &'a [i64],
+}
+
+impl Command for PushNodesByBackendIdsToFrontend<'_> {
+    const METHOD: &'static str = "DOM.pushNodesByBackendIdsToFrontend";
+    type Reply = PushedNodes;
+}
+
 /// `Runtime.callFunctionOn`: `this` is the object, `arguments` objects of
 /// the same world.
 #[derive(Serialize)]
@@ -285,6 +327,50 @@ pub struct GetResponseBody<'a> {
 impl Command for GetResponseBody<'_> {
     const METHOD: &'static str = "Network.getResponseBody";
     type Reply = ResponseBody;
+}
+
+#[derive(Serialize)]
+pub struct DomEnable {}
+
+impl Command for DomEnable {
+    const METHOD: &'static str = "DOM.enable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+pub struct DomDisable {}
+
+impl Command for DomDisable {
+    const METHOD: &'static str = "DOM.disable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+pub struct CssEnable {}
+
+impl Command for CssEnable {
+    const METHOD: &'static str = "CSS.enable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+pub struct CssDisable {}
+
+impl Command for CssDisable {
+    const METHOD: &'static str = "CSS.disable";
+    type Reply = Done;
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateIsolatedWorld<'a> {
+    pub frame_id: &'a str,
+    pub world_name: &'a str,
+}
+
+impl Command for CreateIsolatedWorld<'_> {
+    const METHOD: &'static str = "Page.createIsolatedWorld";
+    type Reply = IsolatedWorld;
 }
 
 #[cfg(test)]

@@ -18,12 +18,15 @@ use page_import_contract::capture::AssetKind;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cdp::{CdpError, Command, Connection, Done};
-use crate::commands::{CallFunctionOn, DescribeNode, ResolveNode};
+use crate::cdp::{CdpError, Command, Connection};
+use crate::commands::{
+    CallFunctionOn, CreateIsolatedWorld, CssDisable, CssEnable, DescribeNode, DomDisable, DomEnable, GetDocument,
+    PushNodesByBackendIdsToFrontend, ResolveNode,
+};
 use crate::dom::{self, Details, PixelsOf, Questions, TextNode};
 use crate::page::{Page, COMMAND_TIMEOUT, HEAVY_TIMEOUT};
 use crate::page_state::WebFont;
-use crate::protocol::{IsolatedWorld, PlatformFonts, PushedNodes};
+use crate::protocol::{PlatformFonts, PushedNodes};
 
 /// CDP calls of one kind in flight at once while asking about nodes.
 const IN_FLIGHT: usize = 64;
@@ -181,14 +184,9 @@ impl Page {
             backend_node_id,
             execution_context_id: world,
         };
-        let resolved = self
-            .cdp
-            .send(Some(session), &resolve, COMMAND_TIMEOUT)
-            .await
-            .inspect_err(|e| tracing::debug!(error = %e, "an element to read is gone"))
-            .ok()?;
+        let object_id = resolve.object_id(&self.cdp, session, COMMAND_TIMEOUT).await?;
         let call = CallFunctionOn {
-            object_id: resolved.object.object_id.as_deref()?,
+            object_id: &object_id,
             function_declaration: function,
             arguments: Vec::new(),
             return_by_value: true,
@@ -561,61 +559,6 @@ fn web_font_for<'w>(fonts: &'w [WebFont], family: &str, text: &TextNode) -> Opti
 // ---- The commands of its own.
 
 #[derive(Serialize)]
-struct DomEnable {}
-
-impl Command for DomEnable {
-    const METHOD: &'static str = "DOM.enable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-struct DomDisable {}
-
-impl Command for DomDisable {
-    const METHOD: &'static str = "DOM.disable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-struct CssEnable {}
-
-impl Command for CssEnable {
-    const METHOD: &'static str = "CSS.enable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-struct CssDisable {}
-
-impl Command for CssDisable {
-    const METHOD: &'static str = "CSS.disable";
-    type Reply = Done;
-}
-
-/// `DOM.getDocument`: the document's root known to DOM, which
-/// `DOM.pushNodesByBackendIdsToFrontend` needs (the root itself unused).
-#[derive(Serialize)]
-struct GetDocument {
-    depth: i64,
-}
-
-impl Command for GetDocument {
-    const METHOD: &'static str = "DOM.getDocument";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PushNodesByBackendIdsToFrontend<'a> {
-    backend_node_ids: &'a [i64],
-}
-
-impl Command for PushNodesByBackendIdsToFrontend<'_> {
-    const METHOD: &'static str = "DOM.pushNodesByBackendIdsToFrontend";
-    type Reply = PushedNodes;
-}
-
-#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GetPlatformFontsForNode {
     node_id: i64,
@@ -624,18 +567,6 @@ struct GetPlatformFontsForNode {
 impl Command for GetPlatformFontsForNode {
     const METHOD: &'static str = "CSS.getPlatformFontsForNode";
     type Reply = PlatformFonts;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CreateIsolatedWorld<'a> {
-    frame_id: &'a str,
-    world_name: &'a str,
-}
-
-impl Command for CreateIsolatedWorld<'_> {
-    const METHOD: &'static str = "Page.createIsolatedWorld";
-    type Reply = IsolatedWorld;
 }
 
 #[cfg(test)]

@@ -22,10 +22,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cdp::{CdpError, Command, Done};
-use crate::commands::{Evaluate, ResolveNode};
+use crate::commands::{
+    CreateIsolatedWorld, CssEnable, DomEnable, Evaluate, GetDocument, PushNodesByBackendIdsToFrontend, ResolveNode,
+};
 use crate::dom::{Looks, STYLE_NAMES};
 use crate::page::{Page, COMMAND_TIMEOUT};
-use crate::protocol::{Evaluated, IsolatedWorld, PushedNodes};
+use crate::protocol::Evaluated;
 
 mod run;
 
@@ -133,11 +135,7 @@ impl Page {
                         backend_node_id: owner?,
                         execution_context_id: world,
                     };
-                    cdp.send(Some(&session), &resolve, COMMAND_TIMEOUT)
-                        .await
-                        .ok()?
-                        .object
-                        .object_id
+                    resolve.object_id(&cdp, &session, COMMAND_TIMEOUT).await
                 }
             })
             .collect();
@@ -319,34 +317,6 @@ fn forced(state: InteractionState) -> &'static [&'static str] {
 // ---- The commands of its own.
 
 #[derive(Serialize)]
-struct DomEnable {}
-
-impl Command for DomEnable {
-    const METHOD: &'static str = "DOM.enable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-struct CssEnable {}
-
-impl Command for CssEnable {
-    const METHOD: &'static str = "CSS.enable";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CreateIsolatedWorld<'a> {
-    frame_id: &'a str,
-    world_name: &'a str,
-}
-
-impl Command for CreateIsolatedWorld<'_> {
-    const METHOD: &'static str = "Page.createIsolatedWorld";
-    type Reply = IsolatedWorld;
-}
-
-#[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct GetStyleSheetText<'a> {
     style_sheet_id: &'a str,
@@ -446,27 +416,6 @@ struct PseudoNode {
 impl Command for DescribeRef<'_> {
     const METHOD: &'static str = "DOM.describeNode";
     type Reply = DescribedRef;
-}
-
-#[derive(Serialize)]
-struct GetDocument {
-    depth: i64,
-}
-
-impl Command for GetDocument {
-    const METHOD: &'static str = "DOM.getDocument";
-    type Reply = Done;
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PushNodesByBackendIdsToFrontend<'a> {
-    backend_node_ids: &'a [i64],
-}
-
-impl Command for PushNodesByBackendIdsToFrontend<'_> {
-    const METHOD: &'static str = "DOM.pushNodesByBackendIdsToFrontend";
-    type Reply = PushedNodes;
 }
 
 #[derive(Serialize)]

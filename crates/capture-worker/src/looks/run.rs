@@ -103,11 +103,7 @@ impl Page {
                         backend_node_id,
                         execution_context_id: world,
                     };
-                    cdp.send(Some(&session), &resolve, COMMAND_TIMEOUT)
-                        .await
-                        .ok()?
-                        .object
-                        .object_id
+                    resolve.object_id(&cdp, &session, COMMAND_TIMEOUT).await
                 }
             })
             .collect();
