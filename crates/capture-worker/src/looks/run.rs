@@ -7,11 +7,11 @@
 //! lifted, then its transitions back settled) is sent at once and its
 //! answers awaited together, for a chunk of elements at a time, so the
 //! cost is Chromium's work and not round trips. The budget is checked
-//! between chunks.
+//! between chunks, each sized to fit what is left of it.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use page_import_contract::capture::InteractionState;
@@ -25,8 +25,21 @@ use crate::cdp::CdpError;
 use crate::commands::{Evaluate, ResolveNode};
 use crate::page::{Page, COMMAND_TIMEOUT};
 
-/// Elements sent through their states together.
+/// Elements sent through their states together, at most.
 const CHUNK: usize = 16;
+
+/// How many elements the next chunk holds: as many as `left` of the budget
+/// fits at what the `examined` ones cost (`spent`), from 1 to [`CHUNK`];
+/// the first chunk is one element. A page where each element costs a lot
+/// (a style recalculation and a layout of 10 000 nodes per state) so
+/// overruns the budget by one element at most, not by a chunk.
+fn fits(left: Duration, spent: Duration, examined: usize) -> usize {
+    if examined == 0 {
+        return 1;
+    }
+    let each = spent.as_secs_f64() / examined as f64;
+    ((left.as_secs_f64() / each.max(1e-4)) as usize).clamp(1, CHUNK)
+}
 
 /// Each examined element's answer under each state: what `looks.js`'s
 /// `read` returned.
@@ -62,14 +75,21 @@ impl Page {
         let considered = &interactive[..interactive.len().min(MAX_CANDIDATES)];
         let mut cut = considered.len() < interactive.len();
         let to_examine = self.to_examine(world, considered).await?;
-        let mut examined = 0;
-        for chunk in to_examine.chunks(CHUNK) {
-            if examined >= MAX_EXAMINED || started.elapsed() >= STATES_BUDGET {
+        let (mut examined, mut spent) = (0, Duration::ZERO);
+        while examined < to_examine.len() {
+            let left = STATES_BUDGET.saturating_sub(started.elapsed());
+            if examined >= MAX_EXAMINED || left.is_zero() {
                 cut = true;
                 break;
             }
-            let chunk = &chunk[..chunk.len().min(MAX_EXAMINED - examined)];
+            let chunk = &to_examine[examined..];
+            let chunk = &chunk[..chunk
+                .len()
+                .min(MAX_EXAMINED - examined)
+                .min(fits(left, spent, examined))];
+            let chunk_started = Instant::now();
             self.examine_chunk(world, chunk, reads).await?;
+            spent += chunk_started.elapsed();
             examined += chunk.len();
         }
         cut |= examined < to_examine.len();
@@ -211,5 +231,19 @@ impl Page {
             self.cdp.send(Some(&self.session), &force, COMMAND_TIMEOUT).await?;
             Ok(None)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_fits_what_is_left_of_the_budget_at_what_elements_cost_so_far() {
+        let ms = Duration::from_millis;
+        assert_eq!(fits(ms(1500), Duration::ZERO, 0), 1, "the first is one element");
+        assert_eq!(fits(ms(1500), ms(100), 1), 15);
+        assert_eq!(fits(ms(1400), ms(10), 1), CHUNK, "never more than a chunk");
+        assert_eq!(fits(ms(100), ms(600), 4), 1, "at least one, while budget is left");
     }
 }
