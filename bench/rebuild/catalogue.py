@@ -44,7 +44,9 @@ NPM_PACKAGES = ["@fortawesome/fontawesome-free@6.7.2", "chart.js@4.6.1", "mermai
                 "three@0.187.0", "swiper@14.4.0", "headroom.js@0.12.0", "video.js@8.24.1",
                 # Issue 58: Start Bootstrap landing templates, unchanged.
                 "startbootstrap-grayscale@7.0.6", "startbootstrap-freelancer@7.0.7",
-                "startbootstrap-new-age@6.0.7", "startbootstrap-business-casual@7.0.9"]
+                "startbootstrap-new-age@6.0.7", "startbootstrap-business-casual@7.0.9",
+                "startbootstrap-agency@7.0.12", "startbootstrap-creative@7.0.7",
+                "startbootstrap-landing-page@6.0.6", "startbootstrap-resume@7.0.6"]
 
 REAL = [
     Page("fontawesome", "/real/fontawesome.html", "npm"),
@@ -76,9 +78,13 @@ REAL = [
     Page("freelancer", "/npm/startbootstrap-freelancer/dist/index.html", "npm"),    # navbar shrinks on scroll
     Page("new-age", "/npm/startbootstrap-new-age/dist/index.html", "npm"),          # SVG gradient with CSS stop-color
     Page("business-casual", "/npm/startbootstrap-business-casual/dist/index.html", "npm"),  # fixed background
+    Page("agency", "/npm/startbootstrap-agency/dist/index.html", "npm"),
+    Page("creative", "/npm/startbootstrap-creative/dist/index.html", "npm"),
+    Page("landing-page", "/npm/startbootstrap-landing-page/dist/index.html", "npm"),
+    Page("resume", "/npm/startbootstrap-resume/dist/index.html", "npm"),
 ]
 # Issue 58's landing templates (`--pages landing`).
-LANDING = ("grayscale", "freelancer", "new-age", "business-casual")
+LANDING = ("grayscale", "freelancer", "new-age", "business-casual", "agency", "creative", "landing-page", "resume")
 # The moving pages and the right-to-left one: the capture-speed comparison
 # with Chromium's one-shot (`--pages reader`).
 READER = ("rtl", "headroom", "three", "swiper", "videojs")
