@@ -83,3 +83,11 @@ pub fn member_ids(set: &Value) -> Vec<String> {
         .map(|m| m["id"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// Desktop, light and dark.
+pub fn two_variants() -> Value {
+    json!([
+        {"viewport": {"width": 1440, "height": 900}},
+        {"viewport": {"width": 1440, "height": 900}, "colorScheme": "dark"},
+    ])
+}
