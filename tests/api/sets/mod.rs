@@ -3,6 +3,7 @@
 //! against admission and against a member's callback (`races`).
 
 mod dispatch;
+mod races;
 mod routes;
 
 use std::time::Duration;
