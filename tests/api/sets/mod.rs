@@ -2,6 +2,7 @@
 //! their dispatch as one message holding one slot (`dispatch`), and races
 //! against admission and against a member's callback (`races`).
 
+mod browser;
 mod dispatch;
 mod races;
 mod routes;
