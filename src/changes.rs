@@ -41,6 +41,7 @@ const NOTIFY_GAP: Duration = Duration::from_millis(2);
 pub struct Changes {
     watchers: Mutex<HashMap<String, watch::Sender<u64>>>,
     slots: Arc<Semaphore>,
+    max_streams: usize,
     /// Cancelled when the process shuts down: open streams end.
     pub closing: CancellationToken,
 }
@@ -58,6 +59,7 @@ impl Changes {
         Arc::new(Self {
             watchers: Mutex::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(max_streams)),
+            max_streams,
             closing: CancellationToken::new(),
         })
     }
@@ -111,13 +113,10 @@ impl Changes {
         }
     }
 
+    /// Streams open in this process: the slots taken (a set's stream
+    /// watches several ids on one slot).
     pub fn open_streams(&self) -> usize {
-        self.watchers
-            .lock()
-            .expect("watchers lock")
-            .values()
-            .map(watch::Sender::receiver_count)
-            .sum()
+        self.max_streams - self.slots.available_permits()
     }
 
     fn changed(&self, id: &str) {
