@@ -415,6 +415,53 @@ def p1_p2():
     ])
 
 
+# SPEC §15: a set of three variants of the same page (desktop, tablet, phone).
+SET_BODY = json.dumps({"organizationId": 1, "projectId": 1, "sourceUrl": "https://example.com/pricing",
+                       "readySelector": "#app",
+                       "variants": [{"viewport": {"width": 1440, "height": 900, "deviceScaleFactor": 2.0}},
+                                    {"viewport": {"width": 820, "height": 1180, "deviceScaleFactor": 2.0,
+                                                  "mobile": True}},
+                                    {"viewport": {"width": 390, "height": 844, "deviceScaleFactor": 3.0,
+                                                  "mobile": True}}]})
+
+
+def p1_sets():
+    """P1 for import sets (issue 53): POST /page-import-sets of three variants
+    against POST /page-imports, each on a fresh service, SQS refusing (both
+    sides do exactly the database work), the sides taking turns going first."""
+    conns, secs, tok = ARGS.connections, ARGS.seconds, token()
+
+    def side(path, body):
+        svc = Service(18080, AWS_ENDPOINT_URL="http://127.0.0.1:9", DATABASE_MAX_CONNECTIONS=conns)
+        meter = CpuMeter(svc.proc.pid)
+        r = loadgen("closed", "--url", svc.url + path, "--method", "POST", "--body", body,
+                    "--token", tok, "--connections", conns, "--seconds", secs)
+        cpu = meter.per_request(r["ok"])
+        svc.stop()
+        clear_outbox()
+        return r, cpu
+
+    singles, sets, single_cpu, set_cpu = [], [], [], []
+    for run in range(ARGS.runs):
+        order = [("single", "/page-imports", CREATE_BODY), ("set", "/page-import-sets", SET_BODY)]
+        for name, path, body in (order if run % 2 == 0 else order[::-1]):
+            r, cpu = side(path, body)
+            if r["failed"]:
+                log(f"P1S run {run}: {name}: {r['failed']} failed")
+            (singles if name == "single" else sets).append(r["rps"])
+            (single_cpu if name == "single" else set_cpu).append(cpu)
+            log(f"P1S run {run}: {name} {r['rps']:.0f} creates/s")
+    note_cpu("P1S POST /page-imports (service, closed loop)", single_cpu)
+    note_cpu("P1S POST /page-import-sets of 3 (service, closed loop)", set_cpu)
+    s, t = median(singles), median(sets)
+    table("P1S creates: sets of three against single imports", [
+        ("P1S", f"POST /page-imports, {conns} conns, SQS refusing", f"{s:.0f} creates/s",
+         f"{s:.0f} imports/s", "1.00×", "reported"),
+        ("P1S", f"POST /page-import-sets (3 variants), {conns} conns, SQS refusing", f"{t:.0f} creates/s",
+         f"{3 * t:.0f} imports/s", f"{t / s:.2f}× creates, {3 * t / s:.2f}× imports", "reported"),
+    ])
+
+
 def seed_list(rows):
     log(f"seeding {rows} rows into project 2")
     psql(f"""insert into page_import (id, organization_id, project_id, source_url, viewport_width, viewport_height,
@@ -1074,7 +1121,7 @@ def main():
           f"{ARGS.seconds} s per load phase; load generator: bench/loadgen.rs (closed loop = N workers, "
           f"open loop = fixed arrival rate, latency from the scheduled start).")
     only = ARGS.only.split(",")
-    for name, fn in [("P1", p1_p2), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d), ("T", t), ("K", k)]:
+    for name, fn in [("P1", p1_p2), ("P1S", p1_sets), ("P3", p3), ("P4", p4), ("P5", p5), ("P6", p6), ("D", d), ("T", t), ("K", k)]:
         if name in only:
             fn()
     if CPU_ROWS:

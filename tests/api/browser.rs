@@ -16,14 +16,14 @@ use crate::helpers::worker::{manifest, Job};
 use crate::helpers::*;
 
 /// The statuses the example page wrote, in order.
-async fn statuses(browser: &mut Browser) -> Vec<String> {
+pub(crate) async fn statuses(browser: &mut Browser) -> Vec<String> {
     let value = browser
         .eval("Array.from(document.querySelectorAll('#statuses li')).map(li => li.textContent)")
         .await;
     serde_json::from_value(value).unwrap()
 }
 
-fn page_url(site: &Site, app: &TestApp, tenant: &Tenant) -> String {
+pub(crate) fn page_url(site: &Site, app: &TestApp, tenant: &Tenant) -> String {
     let api = format!("http://{}", app.addr);
     format!(
         "{}#api={api}&token={}&org={}&project={}&url=https://example.com/pricing",
@@ -35,14 +35,14 @@ fn page_url(site: &Site, app: &TestApp, tenant: &Tenant) -> String {
 }
 
 /// Waits for the example page's form and submits it as it is filled.
-async fn submit(browser: &mut Browser) {
+pub(crate) async fn submit(browser: &mut Browser) {
     browser
         .until("document.body.dataset.ready === 'yes'", Duration::from_secs(20))
         .await;
     browser.eval("document.getElementById('import').requestSubmit()").await;
 }
 
-async fn example_site() -> Site {
+pub(crate) async fn example_site() -> Site {
     let html = std::fs::read_to_string(repo_path("dev/frontend/follow-import.html")).unwrap();
     Site::start(vec![("/", Page::html(&html))]).await
 }

@@ -32,7 +32,7 @@ pub(crate) struct EventReader {
 }
 
 impl EventReader {
-    fn new(response: reqwest::Response) -> Self {
+    pub(crate) fn new(response: reqwest::Response) -> Self {
         assert_eq!(response.status(), 200);
         assert_eq!(response.headers()["content-type"], "text/event-stream");
         Self {
