@@ -37,6 +37,7 @@ const KEPT: ConsentInfo = ConsentInfo {
     cmp: None,
     outcome: ConsentOutcome::Kept,
     ms: 0,
+    from: None,
 };
 
 /// A page that does not evaluate `1` within this, while its browser
