@@ -24,6 +24,7 @@ mod page_state;
 mod protocol;
 mod queue;
 mod reaper;
+mod room;
 mod targets;
 
 use std::sync::Arc;

@@ -108,13 +108,15 @@ pub struct AssetBody {
     pub bytes: Bytes,
 }
 
-/// A page in its own browser context. [`Page::close`] disposes of the
-/// context. There is no `Drop`: a page dropped without `close` leaves its
-/// context open until the worker's connection to that browser ends, when
-/// the browser disposes of it (`disposeOnDetach`).
+/// A page in a browser context ([`crate::room::Room`]). [`Page::close`]
+/// closes its tab. There is no `Drop`: a page dropped without `close`
+/// stays open until its room is closed, or the worker's connection to
+/// that browser ends, when the browser disposes of its context
+/// (`disposeOnDetach`).
 pub struct Page {
     pub(crate) cdp: Connection,
     context_id: String,
+    target_id: String,
     /// Where the browser finds this capture's shared workers.
     contexts: Contexts,
     pub(crate) session: String,
@@ -127,17 +129,18 @@ pub struct Page {
 }
 
 impl Page {
-    /// A blank tab in a new browser context whose traffic goes through
-    /// `proxy_url`, to be shown as `emulation` says, a consent banner
-    /// declined unless `keep_banner`.
+    /// A blank tab in the browser context `context_id` (a capture's own,
+    /// or an import set's, `room.rs`), to be shown as `emulation` says, a
+    /// consent banner declined unless `keep_banner`.
     pub async fn open(
         browser: &Browser,
-        proxy_url: &str,
+        context_id: &str,
         emulation: Arc<Emulation>,
         keep_banner: bool,
     ) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
-        let (context_id, session) = cdp.open_page(proxy_url, COMMAND_TIMEOUT).await?;
+        let context_id = context_id.to_owned();
+        let (target_id, session) = cdp.open_target(&context_id, COMMAND_TIMEOUT).await?;
         let state = Arc::new(Mutex::new(PageState::default()));
         let consent = (!keep_banner).then(Consent::default);
         let setup = Setup {
@@ -153,6 +156,7 @@ impl Page {
         Ok(Self {
             cdp,
             context_id,
+            target_id,
             contexts: browser.contexts.clone(),
             session,
             state,
@@ -599,16 +603,16 @@ impl Page {
         Ok(assets)
     }
 
-    /// Closes the tab with its browser context.
+    /// Closes the tab; its browser context is the room's (`room.rs`).
     pub async fn close(self) {
         self.contexts.forget(&self.context_id);
         self.cdp.forget_session(&self.session);
         for frame in &self.state().frames {
             self.cdp.forget_session(&frame.session);
         }
-        if let Err(e) = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await {
-            // Disposed with the browser's connection at the latest.
-            tracing::debug!(error = %e, "a page's browser context could not be disposed");
+        if let Err(e) = self.cdp.close_target(&self.target_id, COMMAND_TIMEOUT).await {
+            // Closed with its context at the latest.
+            tracing::debug!(error = %e, "a page could not be closed");
         }
     }
 
