@@ -150,7 +150,8 @@ async fn main() -> anyhow::Result<()> {
 /// One capture; each step's milliseconds, and the sizes of what it got.
 async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyhow::Result<Value> {
     let started = Instant::now();
-    let (context_id, session) = cdp.open_page(proxy, TIMEOUT).await?;
+    let context_id = cdp.open_context(proxy, TIMEOUT).await?;
+    let (_, session) = cdp.open_target(&context_id, TIMEOUT).await?;
     let mut events = cdp.subscribe(&session);
     let page = Page { cdp, session: &session };
     page.prepare(o).await?;

@@ -25,6 +25,7 @@ mod protocol;
 mod queue;
 mod reaper;
 mod room;
+mod set;
 mod targets;
 
 use std::sync::Arc;

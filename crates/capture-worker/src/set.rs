@@ -1,0 +1,252 @@
+//! An import set's message (SPEC §15 "Capturing a set"): its members
+//! captured one after another in one browser context ([`Room`]), each in a
+//! tab of its own with its own device, scheme and viewport, so that what
+//! the first loaded is in the HTTP cache for the next and the CMP's stored
+//! choice holds for them all. Each member is stored and called back on its
+//! own (its identity, nonce, manifest and prefix), its callback sent while
+//! the next member is captured. A member that fails fails alone.
+//!
+//! The message is deleted once every member was stored and every callback
+//! got a final answer. A member whose storage failed leaves the message to
+//! come back ([`Disposition::Later`]); a browser that crashed, or a worker
+//! told to stop, ends the set after the member under way and hands the
+//! message back at once ([`Disposition::HandBack`]): the next delivery
+//! finds what the members before stored and repeats their callbacks, and
+//! captures the rest (decision 0048).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::channel::mpsc;
+use futures::StreamExt as _;
+use page_import_contract::callback::CallbackBody;
+use page_import_contract::capture::{ConsentInfo, ConsentOutcome};
+use page_import_contract::job::{CaptureJob, SetJob};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::browser::Browser;
+use crate::callback::Answer;
+use crate::capture::{self, Captured};
+use crate::failure::{Cause, Failure};
+use crate::job::{Disposition, StorageError, Worker};
+use crate::room::Room;
+
+/// Callbacks of earlier members retried at once while later members are
+/// captured.
+const CALLBACKS_AT_ONCE: usize = 4;
+
+/// A member stored, its callback to send in its own span.
+struct Stored {
+    index: usize,
+    body: CallbackBody,
+    span: tracing::Span,
+}
+
+/// How far the members' captures got in this delivery.
+#[derive(Debug, PartialEq, Eq)]
+enum Progress {
+    /// Every member was stored.
+    Whole,
+    /// A member's artifacts could not be stored: the message comes back.
+    StorageFailed,
+    /// The browser crashed or the worker is stopping: the members after
+    /// the one under way were not started.
+    Stopped,
+}
+
+/// The set's browser and room, opened for the first member that is
+/// captured (a redelivered set whose members were all stored opens none).
+type Opened = Option<(Arc<Browser>, Room)>;
+
+impl Worker {
+    /// Captures, stores and calls back every member in order (see the
+    /// module). Stops after the member under way once `shutdown` is
+    /// cancelled.
+    pub async fn handle_set(&self, set: &SetJob<'_>, shutdown: &CancellationToken) -> Disposition {
+        let (stored, to_call_back) = mpsc::unbounded::<Stored>();
+        let capturing = self.capture_members(set, stored, shutdown);
+        let calling = to_call_back
+            .map(|stored| self.call_back(&set.jobs[stored.index], stored))
+            .buffer_unordered(CALLBACKS_AT_ONCE)
+            .collect::<Vec<Answer>>();
+        let (progress, answers) = tokio::join!(capturing, calling);
+        let all_final = answers.iter().all(|answer| answer.is_final());
+        tracing::info!(set_id = %set.set_id, ?progress, called_back = answers.len(), all_final, "set ended");
+        match progress {
+            Progress::Whole if all_final => Disposition::Done,
+            Progress::Stopped => Disposition::HandBack,
+            _ => Disposition::Later,
+        }
+    }
+
+    async fn call_back(&self, job: &CaptureJob<'_>, stored: Stored) -> Answer {
+        let Stored { body, span, .. } = stored;
+        async {
+            let answer = self.callbacks.send(&job.callback_url, &body).await;
+            tracing::info!(page_import_id = %job.page_import_id, attempt = job.attempt, outcome = ?body.outcome, answer = ?answer, "callback answered");
+            answer
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// The members in order, each in a span of its own inside the set's,
+    /// each stored callback handed to `stored` at once.
+    async fn capture_members(
+        &self,
+        set: &SetJob<'_>,
+        stored: mpsc::UnboundedSender<Stored>,
+        shutdown: &CancellationToken,
+    ) -> Progress {
+        let mut opened: Opened = None;
+        let mut decision: Option<String> = None;
+        let mut progress = Progress::Whole;
+        for (index, job) in set.jobs.iter().enumerate() {
+            if shutdown.is_cancelled() {
+                tracing::info!(set_id = %set.set_id, left = set.jobs.len() - index, "stopping: the set's other members are handed back");
+                progress = Progress::Stopped;
+                break;
+            }
+            let span = tracing::info_span!("capture", page_import_id = %job.page_import_id, attempt = job.attempt, member = index);
+            let left = (set.jobs.len() - index) as u32;
+            let member = self
+                .member(job, &mut opened, &mut decision, left)
+                .instrument(span.clone())
+                .await;
+            match member {
+                Ok((body, crashed)) => {
+                    // The receiver lives as long as this loop.
+                    let _ = stored.unbounded_send(Stored { index, body, span });
+                    if crashed {
+                        tracing::warn!(set_id = %set.set_id, left = left - 1, "the browser crashed: the set's other members are handed back");
+                        progress = Progress::Stopped;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "a member's capture left for redelivery");
+                    progress = Progress::StorageFailed;
+                }
+            }
+        }
+        if let Some((_, room)) = opened {
+            room.close().await;
+        }
+        progress
+    }
+
+    /// One member: what an earlier delivery stored, or a capture in the
+    /// set's room. Its callback, and whether the browser crashed.
+    async fn member(
+        &self,
+        job: &CaptureJob<'_>,
+        opened: &mut Opened,
+        decision: &mut Option<String>,
+        left: u32,
+    ) -> Result<(CallbackBody, bool), StorageError> {
+        if let Some(body) = self.earlier_body(job).await? {
+            return Ok((body, false));
+        }
+        let started = Instant::now();
+        let mut outcome = self.capture_member(job, opened, left).await;
+        let crashed = matches!(&outcome, Err(f) if f.cause == Cause::BrowserCrashed);
+        if let Ok(captured) = &mut outcome {
+            carry_consent(&job.page_import_id, &mut captured.consent, decision);
+        }
+        if crashed {
+            // Its room went with the browser.
+            *opened = None;
+        }
+        let body = self.store_outcome(job, outcome, started.elapsed()).await?;
+        Ok((body, crashed))
+    }
+
+    /// The member's capture in the set's room, opened first if need be on
+    /// the warm browser, which is counted for the `left` members.
+    async fn capture_member(&self, job: &CaptureJob<'_>, opened: &mut Opened, left: u32) -> Result<Captured, Failure> {
+        if opened.is_none() {
+            let browser = self
+                .browsers
+                .get_for(left)
+                .instrument(tracing::info_span!("step", otel.name = "browser"))
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "chromium could not be started");
+                    Failure::from(Cause::BrowserUnavailable)
+                })?;
+            let room = Room::open(&browser, self.policy.clone(), self.settings.max_bytes)
+                .instrument(tracing::info_span!("step", otel.name = "open"))
+                .await?;
+            *opened = Some((browser, room));
+        }
+        let (browser, room) = opened.as_ref().expect("opened above");
+        let result = capture::capture_in(browser, room, &self.policy, job, &self.settings).await;
+        if matches!(&result, Err(f) if f.cause == Cause::BrowserCrashed) {
+            crate::metrics::browser_crashed();
+        }
+        result
+    }
+}
+
+/// The consent decision carried from member to member: a member that
+/// declined the banner is the one whose choice the CMP stores; a later
+/// member that shows no banner says it used that choice (`consent.from`,
+/// decision 0048). A member that meets the banner again (a CMP that
+/// forgets) deals with it as usual, and its decline is the one carried on.
+fn carry_consent(member: &str, consent: &mut ConsentInfo, decision: &mut Option<String>) {
+    match consent.outcome {
+        ConsentOutcome::Declined => *decision = Some(member.to_owned()),
+        ConsentOutcome::None => consent.from = decision.clone(),
+        ConsentOutcome::Hidden | ConsentOutcome::Kept => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn consent(outcome: ConsentOutcome) -> ConsentInfo {
+        ConsentInfo {
+            cmp: None,
+            outcome,
+            ms: 0,
+            from: None,
+        }
+    }
+
+    #[test]
+    fn later_members_without_a_banner_say_whose_decline_they_used() {
+        let mut decision = None;
+        let mut first = consent(ConsentOutcome::Declined);
+        carry_consent("a", &mut first, &mut decision);
+        assert_eq!(first.from, None, "the member that declined says so itself");
+        let mut second = consent(ConsentOutcome::None);
+        carry_consent("b", &mut second, &mut decision);
+        assert_eq!(second.from.as_deref(), Some("a"));
+        // A CMP that forgot: declined again, and that decline carries on.
+        let mut third = consent(ConsentOutcome::Declined);
+        carry_consent("c", &mut third, &mut decision);
+        let mut fourth = consent(ConsentOutcome::None);
+        carry_consent("d", &mut fourth, &mut decision);
+        assert_eq!((third.from, fourth.from.as_deref()), (None, Some("c")));
+    }
+
+    #[test]
+    fn no_decline_no_decision_carried() {
+        let mut decision = None;
+        for outcome in [ConsentOutcome::None, ConsentOutcome::Hidden, ConsentOutcome::Kept] {
+            let mut info = consent(outcome);
+            carry_consent("a", &mut info, &mut decision);
+            assert_eq!(info.from, None);
+        }
+        let mut hidden_after = consent(ConsentOutcome::Hidden);
+        decision = Some("a".into());
+        carry_consent("b", &mut hidden_after, &mut decision);
+        assert_eq!(
+            (hidden_after.from, decision.as_deref()),
+            (None, Some("a")),
+            "a banner hidden is this member's own"
+        );
+    }
+}
