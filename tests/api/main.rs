@@ -34,6 +34,7 @@ mod reader_settings;
 mod resilience;
 mod same_reader;
 mod schema;
+mod set_capture;
 mod tenancy;
 mod traces;
 mod webhooks;
