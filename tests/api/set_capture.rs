@@ -18,7 +18,7 @@ use sqlx::PgPool;
 
 use crate::helpers::capture::{Page, Site, WorkerProcess, BROWSER};
 use crate::helpers::manifest::{png_size, Manifest};
-use crate::helpers::{eventually, Tenant, TestApp};
+use crate::helpers::{Tenant, TestApp};
 
 const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
 const CACHED: &str = "public, max-age=3600";
