@@ -100,6 +100,23 @@ fn cached_site_pages() -> Vec<(&'static str, Page)> {
 /// runs, and sends them back as one set's message. The members' ids, in
 /// order.
 async fn dispatch_as_a_set(app: &TestApp, tenant: &Tenant, url: &str, shared: Value) -> Vec<String> {
+    let (ids, set) = set_of_variants(app, tenant, url, shared).await;
+    send(app, &set).await;
+    ids
+}
+
+async fn send(app: &TestApp, message: &Value) {
+    app.sqs
+        .send_message()
+        .queue_url(&app.page_import_queue_url)
+        .message_body(message.to_string())
+        .send()
+        .await
+        .unwrap();
+}
+
+/// The members' ids and the set's message, not sent yet.
+async fn set_of_variants(app: &TestApp, tenant: &Tenant, url: &str, shared: Value) -> (Vec<String>, Value) {
     let mut ids = Vec::new();
     for variant in variants() {
         let mut settings = shared.clone();
@@ -121,14 +138,7 @@ async fn dispatch_as_a_set(app: &TestApp, tenant: &Tenant, url: &str, shared: Va
         })
         .collect();
     let set = json!({"schemaVersion": 2, "setId": uuid::Uuid::now_v7().to_string(), "jobs": jobs});
-    app.sqs
-        .send_message()
-        .queue_url(&app.page_import_queue_url)
-        .message_body(set.to_string())
-        .send()
-        .await
-        .unwrap();
-    ids
+    (ids, set)
 }
 
 /// Waits for every member and returns its manifest.
@@ -324,4 +334,67 @@ async fn a_message_of_a_schema_version_the_worker_does_not_know_is_never_deleted
     );
     assert!(!log.contains("n0nce-s3cret"), "the message's content is not logged");
     assert!(!log.contains("deleting"), "{log}");
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_worker_stopped_mid_set_finishes_its_member_and_hands_the_rest_back_for_the_next_worker(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    // Each member waits 3 s for its image (never cached): time to stop the
+    // worker while the first is under way.
+    let site = Site::start(vec![
+        (
+            "/",
+            Page::html(r#"<!doctype html><h1>Slow</h1><img src="/slow.svg" width="10" height="10">"#),
+        ),
+        (
+            "/slow.svg",
+            Page::of(
+                "image/svg+xml",
+                br#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>"#.to_vec(),
+            )
+            .delayed(Duration::from_secs(3)),
+        ),
+    ])
+    .await;
+    let (ids, set) = set_of_variants(&app, &tenant, &site.url("/"), json!({})).await;
+    send(&app, &set).await;
+    let mut worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    assert!(
+        crate::helpers::eventually(Duration::from_secs(30), || async { site.hits("/slow.svg") == 1 }).await,
+        "the first member did not start\n{}",
+        worker.log_text()
+    );
+    worker.signal(libc::SIGTERM, worker.pid());
+    assert_eq!(
+        worker.exited(Duration::from_secs(40)).await,
+        Some(0),
+        "{}",
+        worker.log_text()
+    );
+    let first = app.finished(&tenant, &ids[0], &worker).await;
+    assert_eq!(first["status"], "completed", "the member under way finished");
+    for id in &ids[1..] {
+        let member: Value = app
+            .get(&format!("/page-imports/{id}"), &tenant.token)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(member["status"], "processing", "{member}");
+    }
+    assert_eq!(site.hits("/slow.svg"), 1, "no other member was started");
+    // The set's message was handed back at once, whole.
+    let handed_back = app
+        .receive_within(&app.page_import_queue_url, 1, Duration::from_secs(5))
+        .await;
+    assert_eq!(handed_back, vec![set.clone()], "{}", worker.log_text());
+
+    // The next worker repeats the first member's callback and captures the rest.
+    send(&app, &set).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    completed(&app, &tenant, &ids, &worker).await;
+    assert_eq!(worker.log_count("attempt already captured; repeating its callback"), 1);
+    assert_eq!(worker.log_count("callback answered"), 3);
 }
