@@ -80,6 +80,37 @@ impl Changes {
         })
     }
 
+    /// One stream slot watching every id of `ids` (an import set's
+    /// members, SPEC §15), or `None` when every slot is taken.
+    pub fn subscribe_all(self: &Arc<Self>, ids: &[String]) -> Option<Subscriptions> {
+        let slot = self.slots.clone().try_acquire_owned().ok()?;
+        let mut watchers = self.watchers.lock().expect("watchers lock");
+        let changes = ids
+            .iter()
+            .map(|id| {
+                let rx = watchers
+                    .entry(id.clone())
+                    .or_insert_with(|| watch::channel(0).0)
+                    .subscribe();
+                (id.clone(), rx)
+            })
+            .collect();
+        Some(Subscriptions {
+            changes,
+            feed: self.clone(),
+            _slot: slot,
+        })
+    }
+
+    /// Forgets `id` when its last watcher (the one dropping) goes.
+    fn forget(&self, id: &str) {
+        let mut watchers = self.watchers.lock().expect("watchers lock");
+        // The dropping subscription's receiver is still counted.
+        if watchers.get(id).is_some_and(|tx| tx.receiver_count() <= 1) {
+            watchers.remove(id);
+        }
+    }
+
     pub fn open_streams(&self) -> usize {
         self.watchers
             .lock()
@@ -242,10 +273,36 @@ async fn notify(pool: &PgPool, payload: &str) -> sqlx::Result<()> {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        let mut watchers = self.feed.watchers.lock().expect("watchers lock");
-        // This subscription's receiver is still counted while it drops.
-        if watchers.get(&self.id).is_some_and(|tx| tx.receiver_count() <= 1) {
-            watchers.remove(&self.id);
+        self.feed.forget(&self.id);
+    }
+}
+
+/// One open stream's place watching several ids: one slot.
+pub struct Subscriptions {
+    changes: Vec<(String, watch::Receiver<u64>)>,
+    feed: Arc<Changes>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Subscriptions {
+    /// Resolves when any of the ids changed; false once the notifications
+    /// closed.
+    pub async fn changed(&mut self) -> bool {
+        if self.changes.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = self.changes.iter_mut().map(|(_, rx)| Box::pin(rx.changed()));
+        futures::future::select_all(waits).await.0.is_ok()
+    }
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        let ids: Vec<String> = self.changes.iter().map(|(id, _)| id.clone()).collect();
+        // Each receiver still counts while `forget` looks: drop them one by one.
+        for id in ids {
+            self.feed.forget(&id);
+            self.changes.retain(|(other, _)| *other != id);
         }
     }
 }

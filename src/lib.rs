@@ -22,6 +22,7 @@ pub mod router;
 pub mod routes;
 pub mod server;
 pub mod service;
+pub mod set_resource;
 pub mod state;
 pub mod supervisor;
 pub mod telemetry;

@@ -42,6 +42,8 @@ pub struct PageImportView {
     pub created_at: String,
     pub updated_at: String,
     pub created_by: String,
+    /// The import set it belongs to (SPEC §15); `null` for an import of its own.
+    pub set_id: Option<String>,
     pub links: Links,
 }
 
@@ -97,6 +99,7 @@ impl From<PageImport> for PageImportView {
             created_at: timestamp(row.created_at),
             updated_at: timestamp(row.updated_at),
             created_by: row.created_by,
+            set_id: row.set_id,
             links,
         }
     }
@@ -155,13 +158,14 @@ pub struct Tagged {
 
 impl Tagged {
     pub fn of(view: &PageImportView) -> Self {
+        Self::of_json(view, view.status != JobStatus::Processing)
+    }
+
+    /// Any resource, `terminal` when it can change no more.
+    pub fn of_json(view: &impl Serialize, terminal: bool) -> Self {
         let body = serde_json::to_vec(view).expect("the resource serializes");
         let tag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..16]));
-        Self {
-            tag,
-            body,
-            terminal: view.status != JobStatus::Processing,
-        }
+        Self { tag, body, terminal }
     }
 
     /// 200 with the body, or 304 without one when `If-None-Match` names the tag.

@@ -6,7 +6,7 @@
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::http::{attempts, code2des, events, ops, page_imports, retry, webhooks};
+use crate::http::{attempts, code2des, events, ops, page_imports, retry, set_events, sets, webhooks};
 use crate::state::AppState;
 
 /// The user routes: bearer token, 16 KiB bodies, CORS when configured.
@@ -19,6 +19,9 @@ pub fn user() -> OpenApiRouter<AppState> {
         .routes(routes!(attempts::list))
         .routes(routes!(page_imports::capture))
         .routes(routes!(page_imports::screenshot))
+        .routes(routes!(sets::create, sets::list))
+        .routes(routes!(sets::get, sets::delete))
+        .routes(routes!(set_events::follow))
         .routes(routes!(code2des::create))
         .routes(routes!(code2des::get))
 }

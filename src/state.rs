@@ -27,6 +27,7 @@ use crate::service::dispatch_rejected::DispatchRejected;
 use crate::service::erasure::Eraser;
 use crate::service::imports::Imports;
 use crate::service::retry::Retrier;
+use crate::service::sets::ImportSets;
 use crate::service::sweeper::Sweeper;
 
 /// Everything a handler needs. One `Arc`: axum clones the state for every
@@ -106,6 +107,17 @@ impl Shared {
             dns: self.dns.as_deref(),
             limits: &self.capture_limits,
             dispatch: &self.dispatch,
+            metrics: &self.metrics,
+        }
+    }
+
+    pub fn import_sets(&self) -> ImportSets<'_> {
+        ImportSets {
+            pool: &self.pool,
+            dns: self.dns.as_deref(),
+            limits: &self.capture_limits,
+            dispatch: &self.dispatch,
+            committed: &self.committed,
             metrics: &self.metrics,
         }
     }

@@ -112,11 +112,15 @@ pub async fn release_ended_slots(conn: &mut PgConnection) -> sqlx::Result<u64> {
     Ok(released.rows_affected())
 }
 
-/// Attempts in flight, per organization.
+/// Attempts in flight, per organization: an import set's first attempts,
+/// which share one slot (SPEC §15: `capture_slot.set_id`), count once.
 pub async fn in_flight_by_org(conn: &mut PgConnection) -> sqlx::Result<Vec<(i64, i64)>> {
-    let rows = sqlx::query!(r#"select organization_id, count(*) as "n!" from capture_slot group by organization_id"#)
-        .fetch_all(conn)
-        .await?;
+    let rows = sqlx::query!(
+        r#"select organization_id, count(distinct coalesce(set_id, page_import_id)) as "n!"
+           from capture_slot group by organization_id"#
+    )
+    .fetch_all(conn)
+    .await?;
     Ok(rows.into_iter().map(|r| (r.organization_id, r.n)).collect())
 }
 
@@ -132,7 +136,9 @@ pub struct Picked {
 /// organizations with queued attempts, least recently dispatched first,
 /// each with no more than its room under `per_org` (`busy` names the
 /// organizations with attempts in flight, and how many), its attempts oldest
-/// first; one attempt per organization per round. Reads the round robin's
+/// first; one attempt per organization per round. Of an import set's first
+/// attempts only the first still queued is picked: it leads the others into
+/// the set's one message (`service::dispatch`, SPEC §15). Reads the round robin's
 /// index for at most `free` organizations (and the full ones it skips, at
 /// most `busy.len()`), and each one's oldest attempts by index: the cost
 /// does not grow with the backlog.
@@ -155,6 +161,12 @@ pub async fn pick(conn: &mut PgConnection, free: i64, per_org: i64, busy: &[(i64
         cross join lateral (
             select q.page_import_id, q.attempt, q.queued_seq from page_import_attempt q
             where q.organization_id = o.organization_id and q.queued_seq is not null
+              and not (q.attempt = 1 and exists (
+                  select 1 from page_import_set_member m
+                  join page_import_set_member e on e.set_id = m.set_id and e.ord < m.ord
+                  join page_import_attempt ea on ea.page_import_id = e.page_import_id and ea.attempt = 1
+                  where m.page_import_id = q.page_import_id and ea.queued_seq is not null
+              ))
             order by q.queued_seq
             limit least(o.room, $1)
         ) q
@@ -294,8 +306,12 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
                    page_import_running(pi.status, pi.deleted_at) and pi.attempt = l.attempt as running,
                    -- Its import's slot already counted among those in flight
                    -- (held by the attempt this one moved past): taken over,
-                   -- not added.
-                   exists (select 1 from capture_slot s where s.page_import_id = l.page_import_id) as took_over
+                   -- not added. A set's slot held by other members too
+                   -- (`set_id`) stays theirs: this one adds its own.
+                   exists (select 1 from capture_slot s where s.page_import_id = l.page_import_id
+                           and (s.set_id is null or not exists (
+                               select 1 from capture_slot o
+                               where o.set_id = s.set_id and o.page_import_id <> s.page_import_id))) as took_over
             from left_queue l
             join page_import pi on pi.id = l.page_import_id
         ), taken as (
@@ -307,7 +323,8 @@ pub async fn dispatch(conn: &mut PgConnection, picked: &[Picked]) -> sqlx::Resul
             insert into capture_slot as s (page_import_id, attempt, organization_id)
             select id, attempt, organization_id from taken
             on conflict (page_import_id) do update
-            set attempt = excluded.attempt, organization_id = excluded.organization_id, granted_at = now()
+            set attempt = excluded.attempt, organization_id = excluded.organization_id, granted_at = now(),
+                set_id = null
             where s.attempt < excluded.attempt
         ), turns as (
             -- Numbered after the sort: the organization whose last attempt

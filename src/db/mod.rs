@@ -9,6 +9,7 @@ pub mod label;
 pub mod outbox;
 pub mod page_import;
 pub mod pool;
+pub mod sets;
 
 /// `sqlx::query!` over a statement given in literal pieces, `[a, b, …]`,
 /// joined as sqlx joins literals (`a + b + …`), so still checked at compile

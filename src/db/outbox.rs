@@ -234,8 +234,8 @@ pub async fn delete_refused(conn: &mut PgConnection, ids: &[i64]) -> sqlx::Resul
     .await
 }
 
-/// Of the claimed messages `ids`, removes those whose capture attempt can
-/// no longer run: their import was deleted (soft, or its row gone and in
+/// Of the claimed messages `ids`, removes those whose capture attempts can
+/// no longer run (all of a set's): their import was deleted (soft, or its row gone and in
 /// the erasure ledger) or its attempt ended or moved on while the message
 /// waited (an SQS outage). They are never published (SPEC §12). A message
 /// that names no attempt, or an import never known here, is left to be
@@ -248,14 +248,19 @@ pub async fn drop_ended_captures(conn: &mut PgConnection, ids: &[i64]) -> sqlx::
             from outbox_message o
             cross join lateral capture_message_attempt(o.queue, o.deduplication_id) m
             where o.id = any($1)
+        ), judged as (
+            select n.id,
+                   exists (
+                       select 1 from page_import p
+                       where p.id = n.import_id
+                         and (not page_import_running(p.status, p.deleted_at) or p.attempt <> n.attempt)
+                   )
+                   or exists (select 1 from page_import_deletion d where d.page_import_id = n.import_id) as ended
+            from named n
         ), ended as (
-            select n.id from named n
-            where exists (
-                    select 1 from page_import p
-                    where p.id = n.import_id
-                      and (not page_import_running(p.status, p.deleted_at) or p.attempt <> n.attempt)
-                  )
-               or exists (select 1 from page_import_deletion d where d.page_import_id = n.import_id)
+            -- A set's message names its members' attempts: dropped only
+            -- when none of them can run any more (SPEC §15).
+            select j.id from judged j group by j.id having bool_and(j.ended)
         )
         delete from outbox_message o using ended e where o.id = e.id
         returning o.id

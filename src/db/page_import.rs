@@ -45,6 +45,8 @@ pub struct PageImport {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub created_by: String,
+    /// The import set it belongs to (SPEC §15), if any.
+    pub set_id: Option<String>,
 }
 
 /// `sqlx::query!` over the one select list of a [`PageImport`] (every column
@@ -67,7 +69,8 @@ macro_rules! query_page_import {
                       pi.screenshot_url, pi.error_message,
                       (select a.dispatched_at from page_import_attempt a
                        where a.page_import_id = pi.id and a.attempt = pi.attempt) as dispatched_at,
-                      pi.created_at, pi.updated_at, pi.created_by"#
+                      pi.created_at, pi.updated_at, pi.created_by,
+                      (select m.set_id from page_import_set_member m where m.page_import_id = pi.id) as set_id"#
                 + $tail,
             $($args)*
         )
@@ -103,9 +106,11 @@ macro_rules! page_import_from {
             created_at: $r.created_at,
             updated_at: $r.updated_at,
             created_by: $r.created_by,
+            set_id: $r.set_id,
         }
     };
 }
+pub(crate) use {page_import_from, query_page_import};
 
 /// One create: the row's fields (its queue message is built when the
 /// attempt is dispatched: `db::capture::dispatch`).
@@ -403,7 +408,11 @@ pub struct TimedOut {
 /// locked) for the caller's transaction, in organization order (the order
 /// in which their next attempts lock the organizations' backlog rows:
 /// [`admitting!`]). An attempt whose message SQS has
-/// not accepted yet has no `dispatched_at` and never times out.
+/// not accepted yet has no `dispatched_at` and never times out. A set
+/// member's first attempt (SPEC §15, captured after the members before it
+/// in one message) is timed from when the last of those ended (their
+/// attempts finished, or their imports deleted), not from the set's
+/// dispatch, and not at all while one of them may still run (decision 0047).
 pub async fn lock_timed_out(
     conn: &mut PgConnection,
     timeout: std::time::Duration,
@@ -418,6 +427,15 @@ pub async fn lock_timed_out(
         where a.finished_at is null
           and a.dispatched_at < now() - make_interval(secs => $1)
           and page_import_running(p.status, p.deleted_at)
+          and not (a.attempt = 1 and exists (
+              select 1
+              from page_import_set_member m
+              join page_import_set_member e on e.set_id = m.set_id and e.ord < m.ord
+              join page_import ep on ep.id = e.page_import_id
+              join page_import_attempt ea on ea.page_import_id = e.page_import_id and ea.attempt = 1
+              where m.page_import_id = p.id
+                and coalesce(ea.finished_at, ep.deleted_at, 'infinity') >= now() - make_interval(secs => $1)
+          ))
         order by a.dispatched_at
         limit $2
         for update of p skip locked

@@ -100,7 +100,7 @@ mod tests {
         let page = ListPage::parse(Some(100), Some("failed"), None).unwrap();
         assert_eq!(page.status, Some(JobStatus::Failed));
         let errors = ListPage::parse(Some(0), Some("done"), Some("not-a-cursor")).unwrap_err();
-        let fields: Vec<&str> = errors.iter().map(|e| e.field).collect();
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_ref()).collect();
         assert_eq!(fields, ["limit", "status", "cursor"]);
         assert!(ListPage::parse(Some(101), None, None).is_err());
     }

@@ -5,6 +5,7 @@ pub mod cursor;
 mod field_error;
 pub mod lifecycle;
 pub mod new_import;
+pub mod new_set;
 pub mod reader;
 
 /// The public-address and host rules live in the contract crate: the worker

@@ -7,6 +7,8 @@ pub mod idempotent;
 pub mod ops;
 pub mod page_imports;
 pub mod retry;
+pub mod set_events;
+pub mod sets;
 pub mod webhooks;
 
 use crate::state::AppState;

@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 pub use page_import_contract::job::{
-    artifact_prefix, Artifacts, CaptureJob, ColorScheme, Consent, Source, Viewport as ViewportMessage,
+    artifact_prefix, Artifacts, CaptureJob, ColorScheme, Consent, SetJob, Source, Viewport as ViewportMessage,
+    SET_SCHEMA_VERSION,
 };
 
 use crate::config::Config;
@@ -48,7 +49,41 @@ pub fn capture_job_body(
     nonce: &str,
     settings: &CaptureSettings<'_>,
 ) -> String {
-    let job = CaptureJob {
+    let job = capture_job(destination, id, attempt, nonce, settings);
+    serde_json::to_string(&job).expect("a capture job serializes")
+}
+
+/// One member's job in an import set's message (SPEC §15 "The message"):
+/// its own capture message, as it would go alone.
+pub struct SetMember<'a> {
+    pub id: &'a str,
+    pub attempt: i32,
+    pub nonce: &'a str,
+    pub settings: CaptureSettings<'a>,
+}
+
+/// The queue message of an import set's first attempts (SPEC §15):
+/// `{"schemaVersion": 2, "setId", "jobs": [...]}`, the members in order.
+pub fn set_job_body(destination: &CaptureDestination, set_id: &str, members: &[SetMember<'_>]) -> String {
+    let job = SetJob {
+        schema_version: SET_SCHEMA_VERSION,
+        set_id: set_id.into(),
+        jobs: members
+            .iter()
+            .map(|m| capture_job(destination, m.id, m.attempt, m.nonce, &m.settings))
+            .collect(),
+    };
+    serde_json::to_string(&job).expect("a set job serializes")
+}
+
+fn capture_job<'a>(
+    destination: &'a CaptureDestination,
+    id: &'a str,
+    attempt: i32,
+    nonce: &'a str,
+    settings: &CaptureSettings<'a>,
+) -> CaptureJob<'a> {
+    CaptureJob {
         schema_version: page_import_contract::job::SCHEMA_VERSION,
         page_import_id: id.into(),
         attempt,
@@ -68,8 +103,7 @@ pub fn capture_job_body(
             prefix: artifact_prefix(id, attempt).into(),
         },
         callback_url: destination.callback_url.as_str().into(),
-    };
-    serde_json::to_string(&job).expect("a capture job serializes")
+    }
 }
 
 #[derive(Serialize)]

@@ -129,7 +129,7 @@ impl Creator<'_> {
 
 /// The optional DNS check of the source host (`SOURCE_URL_DNS_CHECK`): a
 /// name that does not resolve, or resolves to a non-public address, is 422.
-async fn check_dns(dns: Option<&DnsChecker>, source_url: &SourceUrl) -> Result<(), ApiError> {
+pub(crate) async fn check_dns(dns: Option<&DnsChecker>, source_url: &SourceUrl) -> Result<(), ApiError> {
     if let (Some(dns), Some(host)) = (dns, source_url.domain()) {
         if let Err(err) = dns.check(host).await {
             let (code, message) = match err {

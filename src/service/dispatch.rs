@@ -16,14 +16,13 @@ use std::time::{Duration, Instant};
 use sqlx::{PgConnection, PgPool};
 use tokio_util::sync::CancellationToken;
 
-use page_import_contract::job::deduplication_id;
-
-use crate::db::capture::{self, OrgBacklog, Taken};
-use crate::db::outbox::{self, NewMessage, OutboxMessage};
+use crate::db::capture::{self, OrgBacklog};
+use crate::db::outbox::{self, OutboxMessage};
 use crate::error::ApiError;
 use crate::metrics::Metrics;
-use crate::queue::messages::{capture_job_body, CaptureDestination};
+use crate::queue::messages::CaptureDestination;
 use crate::queue::{DispatchSignal, Publisher};
+use crate::service::set_dispatch;
 
 /// Attempts one pass dispatches at most; a larger backlog of free slots
 /// takes several passes, each a short transaction.
@@ -176,34 +175,19 @@ pub async fn grant_free_slots(tx: &mut PgConnection, rules: GrantRules<'_>, limi
     orgs.sort_unstable();
     orgs.dedup();
     capture::lock_orgs(tx, &orgs).await?;
+    let picked_count = picked.len();
+    let (picked, sets) = set_dispatch::with_followers(tx, picked).await?;
     let dispatched = capture::dispatch(tx, &picked).await?;
-    let messages: Vec<NewMessage> = dispatched.taken.iter().map(|t| message(rules.destination, t)).collect();
+    let messages = set_dispatch::messages(tx, rules.destination, &sets, &dispatched.taken).await?;
     let messages = outbox::insert(tx, "page_import", &messages, rules.lease).await?;
     Ok(Granted {
         dropped: dispatched.dropped,
         took_over: dispatched.took_over,
         in_flight,
         at_limit,
-        picked: picked.len(),
+        picked: picked_count,
         messages,
     })
-}
-
-/// The queue message of an attempt granted a slot (SPEC §7), built from its
-/// import's and attempt's rows as they are at the dispatch.
-fn message(destination: &CaptureDestination, taken: &Taken) -> NewMessage {
-    NewMessage {
-        body: capture_job_body(
-            destination,
-            &taken.id,
-            taken.attempt,
-            &taken.nonce,
-            &taken.source.settings(),
-        ),
-        message_group_id: taken.project_id.to_string(),
-        deduplication_id: deduplication_id(&taken.id, taken.attempt),
-        traceparent: taken.traceparent.clone(),
-    }
 }
 
 impl Dispatcher {

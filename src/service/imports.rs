@@ -77,6 +77,9 @@ impl Imports<'_> {
         if !db::soft_delete(&mut conn, id, &actor.subject).await? {
             return Err(ApiError::NotFound);
         }
+        // A set member's delete leaves the set with its others (SPEC §15);
+        // with none left, the set goes too.
+        crate::db::sets::delete_if_emptied(&mut conn, id, &actor.subject).await?;
         self.committed.attempt_ended(id);
         tracing::info!(page_import_id = %id, "page import deleted");
         Ok(())

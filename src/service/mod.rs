@@ -15,4 +15,6 @@ pub mod erasure;
 pub mod imports;
 pub mod next_attempt;
 pub mod retry;
+pub mod set_dispatch;
+pub mod sets;
 pub mod sweeper;

@@ -35,6 +35,7 @@ mod resilience;
 mod same_reader;
 mod schema;
 mod set_capture;
+mod sets;
 mod tenancy;
 mod traces;
 mod webhooks;

@@ -1,0 +1,1 @@
+//! The set's routes and what each answers (SPEC §15).
