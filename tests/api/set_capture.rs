@@ -398,3 +398,57 @@ async fn a_worker_stopped_mid_set_finishes_its_member_and_hands_the_rest_back_fo
     assert_eq!(worker.log_count("attempt already captured; repeating its callback"), 1);
     assert_eq!(worker.log_count("callback answered"), 3);
 }
+
+/// Through the service (SPEC §15): `POST /page-import-sets`, its one
+/// message, the real worker; the set completes with each member its own
+/// device, the cache shared, and each member called back on its own.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_set_posted_to_the_service_is_captured_by_the_worker_as_one(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let site = Site::start(cached_site_pages()).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let body = json!({
+        "organizationId": tenant.organization_id,
+        "projectId": tenant.project_id,
+        "sourceUrl": site.url("/"),
+        "variants": variants().iter().map(|v| {
+            let mut variant = v.clone();
+            variant["viewport"].as_object_mut().unwrap().remove("mobile");
+            variant["viewport"]["mobile"] = v["viewport"]["mobile"].clone();
+            variant
+        }).collect::<Vec<_>>(),
+    });
+    let response = app.post_json("/page-import-sets", &tenant.token, &body).await;
+    assert_eq!(response.status(), 202, "{}", response.text().await.unwrap());
+    let set: Value = response.json().await.unwrap();
+    let ids: Vec<String> = set["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 3, "{set}");
+    let manifests = completed(&app, &tenant, &ids, &worker).await;
+    for (manifest, (width, mobile)) in manifests.iter().zip([(1440, false), (820, true), (390, true)]) {
+        assert_eq!(
+            (&manifest["viewport"]["width"], &manifest["emulation"]["mobile"]),
+            (&json!(width), &json!(mobile))
+        );
+    }
+    for path in ["/style.css", "/brand.ttf", "/a.svg", "/b.svg"] {
+        assert_eq!(site.hits(path), 1, "{path}\n{}", worker.log_text());
+    }
+    assert_eq!(worker.log_count("set ended"), 1, "one message for the set");
+    let read: Value = app
+        .get(
+            &format!("/page-import-sets/{}", set["id"].as_str().unwrap()),
+            &tenant.token,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read["status"], "completed", "{read}");
+}
