@@ -413,12 +413,7 @@ async fn a_set_posted_to_the_service_is_captured_by_the_worker_as_one(pool: PgPo
         "organizationId": tenant.organization_id,
         "projectId": tenant.project_id,
         "sourceUrl": site.url("/"),
-        "variants": variants().iter().map(|v| {
-            let mut variant = v.clone();
-            variant["viewport"].as_object_mut().unwrap().remove("mobile");
-            variant["viewport"]["mobile"] = v["viewport"]["mobile"].clone();
-            variant
-        }).collect::<Vec<_>>(),
+        "variants": variants(),
     });
     let response = app.post_json("/page-import-sets", &tenant.token, &body).await;
     assert_eq!(response.status(), 202, "{}", response.text().await.unwrap());
