@@ -8,10 +8,12 @@
 //! worker's computed styles, paint order and DOM rects.
 //!
 //! ```sh
-//! capture_floor [--runs N] [--fast] [--width W --height H --scale S] URL...
+//! capture_floor [--runs N] [--fast] [--one-context] [--width W --height H --scale S] URL...
 //! ```
 //! `--fast` asks for the PNG with `optimizeForSpeed` (the stricter floor
-//! for a worker that does). `EGRESS_ALLOW` as for the worker; `CHROMIUM_PATH`
+//! for a worker that does). `--one-context`: every run of a URL in one
+//! browser context, a fresh tab each, as an import set's members (issue
+//! 53); `openMs` is then what a fresh tab costs. `EGRESS_ALLOW` as for the worker; `CHROMIUM_PATH`
 //! and `CHROMIUM_USER` too. Prints one JSON line per capture (after one
 //! warm-up capture per URL) with each step's milliseconds.
 
@@ -77,6 +79,9 @@ struct Options {
     network: bool,
     script: bool,
     snapshot_first: bool,
+    /// Every run of a URL in one browser context, a fresh tab each (an
+    /// import set's members, issue 53): `openMs` is then the tab's cost.
+    one_context: bool,
     width: u32,
     height: u32,
     scale: f64,
@@ -91,6 +96,7 @@ fn options() -> Options {
         network: false,
         script: false,
         snapshot_first: false,
+        one_context: false,
         width: 1440,
         height: 900,
         scale: 2.0,
@@ -106,6 +112,7 @@ fn options() -> Options {
             "--network" => options.network = true,
             "--script" => options.script = true,
             "--snapshot-first" => options.snapshot_first = true,
+            "--one-context" => options.one_context = true,
             "--width" => options.width = value().parse().expect("--width W"),
             "--height" => options.height = value().parse().expect("--height H"),
             "--scale" => options.scale = value().parse().expect("--scale S"),
@@ -132,9 +139,14 @@ async fn main() -> anyhow::Result<()> {
     let browsers = BrowserSlot::new(chromium.into(), guard.url(), user, u32::MAX, 1024);
     let browser = browsers.get().await?;
     for url in &options.urls {
+        let shared = EgressProxy::start(policy.clone(), u64::MAX).await?;
+        let shared_context = match options.one_context {
+            true => Some(browser.cdp.open_context(&shared.url(), TIMEOUT).await?),
+            false => None,
+        };
         for run in 0..=options.runs {
             let proxy = EgressProxy::start(policy.clone(), u64::MAX).await?;
-            let steps = capture(&browser.cdp, &proxy.url(), url, &options).await?;
+            let steps = capture(&browser.cdp, &proxy.url(), shared_context.as_deref(), url, &options).await?;
             if run > 0 {
                 println!(
                     "{}",
@@ -148,10 +160,14 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// One capture; each step's milliseconds, and the sizes of what it got.
-async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyhow::Result<Value> {
+/// In `shared`, a browser context kept by the caller, when given.
+async fn capture(cdp: &Connection, proxy: &str, shared: Option<&str>, url: &str, o: &Options) -> anyhow::Result<Value> {
     let started = Instant::now();
-    let context_id = cdp.open_context(proxy, TIMEOUT).await?;
-    let (_, session) = cdp.open_target(&context_id, TIMEOUT).await?;
+    let context_id = match shared {
+        Some(context_id) => context_id.to_owned(),
+        None => cdp.open_context(proxy, TIMEOUT).await?,
+    };
+    let (target_id, session) = cdp.open_target(&context_id, TIMEOUT).await?;
     let mut events = cdp.subscribe(&session);
     let page = Page { cdp, session: &session };
     page.prepare(o).await?;
@@ -189,7 +205,10 @@ async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyho
     let total_ms = ms(started);
 
     cdp.forget_session(&session);
-    cdp.dispose_context(&context_id, TIMEOUT).await?;
+    match shared {
+        Some(_) => cdp.close_target(&target_id, TIMEOUT).await?,
+        None => cdp.dispose_context(&context_id, TIMEOUT).await?,
+    }
     let nodes = dom::Snapshot::parse(&snapshot)?.questions().text_nodes.len();
     Ok(json!({
         "openMs": opened_ms, "navigateMs": navigate_ms, "beforeScreenshotMs": scrolled_ms, "screenshotMs": screenshot_ms,
