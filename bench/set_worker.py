@@ -134,6 +134,20 @@ def job(url, viewport, callback_url):
     }
 
 
+LAST = {"singles": [], "set": []}
+STEPS = ["navigateMs", "settleMs", "revealMs", "quietMs", "snapshotMs", "screenshotMs", "detailsMs", "totalMs"]
+
+
+def steps_of(s3, pids):
+    """Each capture's `timings` (ms since its start), for the log."""
+    rows = []
+    for pid in pids:
+        raw = s3.get_object(Bucket=BUCKET, Key=f"page-imports/{pid}/1/capture.json")["Body"].read()
+        timings = json.loads(raw)["timings"]
+        rows.append([timings[k] for k in STEPS])
+    return rows
+
+
 def singles(sqs, queue_url, callbacks, url):
     """The three variants one after another: each message → its callback."""
     times = []
@@ -145,6 +159,7 @@ def singles(sqs, queue_url, callbacks, url):
         arrived, answer = callbacks.arrived[pid]
         assert answer["outcome"] == "completed", answer
         times.append(arrived - sent)
+        LAST["singles"].append(pid)
     return times
 
 
@@ -155,6 +170,7 @@ def as_set(sqs, queue_url, callbacks, url):
     sent = time.monotonic()
     sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(message))
     pids = [pid for pid, _ in jobs]
+    LAST["set"] = pids
     callbacks.wait(pids)
     for pid in pids:
         assert callbacks.arrived[pid][1]["outcome"] == "completed", callbacks.arrived[pid][1]
@@ -170,7 +186,7 @@ def main():
     args = parser.parse_args()
     runs = 1 if args.smoke else args.runs
     wanted = ["100", "cached"] if args.smoke else args.pages.split(",")
-    sqs = aws("sqs")
+    sqs, s3 = aws("sqs"), aws("s3")
     w_pages = {"/100": page(100), "/2000": page(2000)}
     w_site = Served(lambda path: ("text/html; charset=utf-8", None, w_pages[path]) if path in w_pages else None)
     cached = Served(cached_files())
@@ -199,6 +215,7 @@ def main():
         as_set(sqs, queue_url, callbacks, url)
         ones, sums, sets, hits = [], [], [], []
         for _ in range(runs):
+            LAST["singles"] = []
             before = server.hits
             times = singles(sqs, queue_url, callbacks, url)
             middle = server.hits
@@ -212,6 +229,8 @@ def main():
         print(f"| {name} | {one:.2f} s | {three:.2f} s | {whole:.2f} s | {whole / one:.2f}× | {whole / three:.2f}× "
               f"| {requests} | {load_before} → {loadavg()} |")
         log(f"{name}: singles {[round(s, 2) for s in sums]} sets {[round(s, 2) for s in sets]}")
+        log(f"{name}: steps {STEPS} of the last round's singles {steps_of(s3, LAST['singles'])} "
+            f"and set members {steps_of(s3, LAST['set'])}")
     worker.stop()
 
 

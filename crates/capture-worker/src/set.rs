@@ -3,8 +3,8 @@
 //! tab of its own with its own device, scheme and viewport, so that what
 //! the first loaded is in the HTTP cache for the next and the CMP's stored
 //! choice holds for them all. Each member is stored and called back on its
-//! own (its identity, nonce, manifest and prefix), its callback sent while
-//! the next member is captured. A member that fails fails alone.
+//! own (its identity, nonce, manifest and prefix), stored and called back
+//! while the next member is captured. A member that fails fails alone.
 //!
 //! The message is deleted once every member was stored and every callback
 //! got a final answer. A member whose storage failed leaves the message to
@@ -15,10 +15,10 @@
 //! captures the rest (decision 0048).
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::channel::mpsc;
-use futures::StreamExt as _;
+use futures::{SinkExt as _, StreamExt as _};
 use page_import_contract::callback::CallbackBody;
 use page_import_contract::capture::{ConsentInfo, ConsentOutcome};
 use page_import_contract::job::{CaptureJob, SetJob};
@@ -36,6 +36,30 @@ use crate::room::Room;
 /// captured.
 const CALLBACKS_AT_ONCE: usize = 4;
 
+/// A member taken: what an earlier delivery stored, or what its capture
+/// gave (stored while the next member is captured), in its own span.
+struct Taken {
+    index: usize,
+    what: What,
+    span: tracing::Span,
+}
+
+enum What {
+    /// An earlier delivery's callback, repeated.
+    Earlier(CallbackBody),
+    Captured(Box<Result<Captured, Failure>>, Duration),
+}
+
+impl What {
+    /// The browser crashed under this member's capture.
+    fn crashed(&self) -> bool {
+        match self {
+            Self::Captured(outcome, _) => matches!(&**outcome, Err(f) if f.cause == Cause::BrowserCrashed),
+            Self::Earlier(_) => false,
+        }
+    }
+}
+
 /// A member stored, its callback to send in its own span.
 struct Stored {
     index: usize,
@@ -43,7 +67,7 @@ struct Stored {
     span: tracing::Span,
 }
 
-/// How far the members' captures got in this delivery.
+/// How far the members got in this delivery.
 #[derive(Debug, PartialEq, Eq)]
 enum Progress {
     /// Every member was stored.
@@ -61,17 +85,27 @@ type Opened = Option<(Arc<Browser>, Room)>;
 
 impl Worker {
     /// Captures, stores and calls back every member in order (see the
-    /// module). Stops after the member under way once `shutdown` is
+    /// module): member k+1 is captured while member k is stored and
+    /// called back. Stops after the member under way once `shutdown` is
     /// cancelled.
     pub async fn handle_set(&self, set: &SetJob<'_>, shutdown: &CancellationToken) -> Disposition {
+        // One member taken ahead of the one being stored, no more: a
+        // capture holds its screenshot and snapshot until it is stored.
+        let (taken, to_store) = mpsc::channel::<Taken>(0);
         let (stored, to_call_back) = mpsc::unbounded::<Stored>();
-        let capturing = self.capture_members(set, stored, shutdown);
+        let capturing = self.capture_members(set, taken, shutdown);
+        let storing = self.store_members(set, to_store, stored);
         let calling = to_call_back
             .map(|stored| self.call_back(&set.jobs[stored.index], stored))
             .buffer_unordered(CALLBACKS_AT_ONCE)
             .collect::<Vec<Answer>>();
-        let (progress, answers) = tokio::join!(capturing, calling);
+        let (captured, stored_all, answers) = tokio::join!(capturing, storing, calling);
         let all_final = answers.iter().all(|answer| answer.is_final());
+        let progress = match (captured, stored_all) {
+            (Progress::Stopped, _) => Progress::Stopped,
+            (_, false) => Progress::StorageFailed,
+            (captured, true) => captured,
+        };
         tracing::info!(set_id = %set.set_id, ?progress, called_back = answers.len(), all_final, "set ended");
         match progress {
             Progress::Whole if all_final => Disposition::Done,
@@ -91,12 +125,43 @@ impl Worker {
         .await
     }
 
+    /// Stores each member taken, in order, and hands its callback on;
+    /// whether every one was stored.
+    async fn store_members(
+        &self,
+        set: &SetJob<'_>,
+        mut to_store: mpsc::Receiver<Taken>,
+        stored: mpsc::UnboundedSender<Stored>,
+    ) -> bool {
+        let mut all = true;
+        while let Some(Taken { index, what, span }) = to_store.next().await {
+            let job = &set.jobs[index];
+            let body = match what {
+                What::Earlier(body) => Ok(body),
+                What::Captured(outcome, elapsed) => {
+                    self.store_outcome(job, *outcome, elapsed)
+                        .instrument(span.clone())
+                        .await
+                }
+            };
+            match body {
+                // The receiver lives as long as the set.
+                Ok(body) => drop(stored.unbounded_send(Stored { index, body, span })),
+                Err(e) => {
+                    span.in_scope(|| tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "a member's capture left for redelivery"));
+                    all = false;
+                }
+            }
+        }
+        all
+    }
+
     /// The members in order, each in a span of its own inside the set's,
-    /// each stored callback handed to `stored` at once.
+    /// each handed to `taken` to be stored.
     async fn capture_members(
         &self,
         set: &SetJob<'_>,
-        stored: mpsc::UnboundedSender<Stored>,
+        mut taken: mpsc::Sender<Taken>,
         shutdown: &CancellationToken,
     ) -> Progress {
         let mut opened: Opened = None;
@@ -110,24 +175,26 @@ impl Worker {
             }
             let span = tracing::info_span!("capture", page_import_id = %job.page_import_id, attempt = job.attempt, member = index);
             let left = (set.jobs.len() - index) as u32;
-            let member = self
+            let what = self
                 .member(job, &mut opened, &mut decision, left)
                 .instrument(span.clone())
                 .await;
-            match member {
-                Ok((body, crashed)) => {
-                    // The receiver lives as long as this loop.
-                    let _ = stored.unbounded_send(Stored { index, body, span });
-                    if crashed {
-                        tracing::warn!(set_id = %set.set_id, left = left - 1, "the browser crashed: the set's other members are handed back");
-                        progress = Progress::Stopped;
-                        break;
-                    }
-                }
+            let what = match what {
+                Ok(what) => what,
                 Err(e) => {
-                    tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "a member's capture left for redelivery");
+                    span.in_scope(|| tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "a member's capture left for redelivery"));
                     progress = Progress::StorageFailed;
+                    continue;
                 }
+            };
+            let crashed = what.crashed();
+            if taken.send(Taken { index, what, span }).await.is_err() {
+                break;
+            }
+            if crashed {
+                tracing::warn!(set_id = %set.set_id, left = left - 1, "the browser crashed: the set's other members are handed back");
+                progress = Progress::Stopped;
+                break;
             }
         }
         if let Some((_, room)) = opened {
@@ -137,29 +204,26 @@ impl Worker {
     }
 
     /// One member: what an earlier delivery stored, or a capture in the
-    /// set's room. Its callback, and whether the browser crashed.
+    /// set's room (a browser that crashed takes the room with it).
     async fn member(
         &self,
         job: &CaptureJob<'_>,
         opened: &mut Opened,
         decision: &mut Option<String>,
         left: u32,
-    ) -> Result<(CallbackBody, bool), StorageError> {
+    ) -> Result<What, StorageError> {
         if let Some(body) = self.earlier_body(job).await? {
-            return Ok((body, false));
+            return Ok(What::Earlier(body));
         }
         let started = Instant::now();
         let mut outcome = self.capture_member(job, opened, left).await;
-        let crashed = matches!(&outcome, Err(f) if f.cause == Cause::BrowserCrashed);
         if let Ok(captured) = &mut outcome {
             carry_consent(&job.page_import_id, &mut captured.consent, decision);
         }
-        if crashed {
-            // Its room went with the browser.
+        if matches!(&outcome, Err(f) if f.cause == Cause::BrowserCrashed) {
             *opened = None;
         }
-        let body = self.store_outcome(job, outcome, started.elapsed()).await?;
-        Ok((body, crashed))
+        Ok(What::Captured(Box::new(outcome), started.elapsed()))
     }
 
     /// The member's capture in the set's room, opened first if need be on
