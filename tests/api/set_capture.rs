@@ -447,3 +447,68 @@ async fn a_set_posted_to_the_service_is_captured_by_the_worker_as_one(pool: PgPo
         .unwrap();
     assert_eq!(read["status"], "completed", "{read}");
 }
+
+/// A browser that dies under the second member (decision 0048): that
+/// member fails as `browser_crashed`, retryable, and its next attempt goes
+/// alone; the set's message is handed back, and its next delivery repeats
+/// the first member's callback and captures the third in a new browser.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_browser_that_dies_mid_set_fails_its_member_alone_and_the_rest_are_captured_on_redelivery(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let site = Site::start(vec![
+        (
+            "/",
+            Page::html(r#"<!doctype html><h1>Slow</h1><img src="/slow.svg" width="10" height="10">"#),
+        ),
+        (
+            "/slow.svg",
+            Page::of(
+                "image/svg+xml",
+                br#"<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>"#.to_vec(),
+            )
+            .delayed(Duration::from_secs(4)),
+        ),
+    ])
+    .await;
+    let (ids, set) = set_of_variants(&app, &tenant, &site.url("/"), json!({})).await;
+    send(&app, &set).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    assert!(
+        crate::helpers::eventually(Duration::from_secs(60), || async { site.hits("/slow.svg") == 2 }).await,
+        "the second member did not start\n{}",
+        worker.log_text()
+    );
+    let browser_pid = crate::helpers::capture::processes()
+        .into_iter()
+        .find(|p| p.1 == worker.pid() && p.3.contains("chromium"))
+        .expect("chromium under the worker")
+        .0;
+    worker.signal(libc::SIGKILL, browser_pid);
+
+    let first = app.finished(&tenant, &ids[0], &worker).await;
+    assert_eq!(
+        (first["status"].as_str(), first["attempt"].as_i64()),
+        (Some("completed"), Some(1))
+    );
+    let second = app.finished(&tenant, &ids[1], &worker).await;
+    assert_eq!(
+        (second["status"].as_str(), second["attempt"].as_i64()),
+        (Some("completed"), Some(2)),
+        "{second}"
+    );
+    assert_eq!(app.failure(&ids[1], 1).await.cause(), ("browser_crashed", true));
+    let third = app.finished(&tenant, &ids[2], &worker).await;
+    assert_eq!(
+        (third["status"].as_str(), third["attempt"].as_i64()),
+        (Some("completed"), Some(1)),
+        "the third member was captured by the set's next delivery\n{}",
+        worker.log_text()
+    );
+    assert_eq!(
+        worker.log_count("the browser crashed: the set's other members are handed back"),
+        1
+    );
+    assert_eq!(worker.log_count("set ended"), 2, "{}", worker.log_text());
+}
