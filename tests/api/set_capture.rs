@@ -117,8 +117,19 @@ async fn send(app: &TestApp, message: &Value) {
 
 /// The members' ids and the set's message, not sent yet.
 async fn set_of_variants(app: &TestApp, tenant: &Tenant, url: &str, shared: Value) -> (Vec<String>, Value) {
+    set_of(app, tenant, url, shared, variants()).await
+}
+
+/// [`set_of_variants`] of `variants`.
+async fn set_of(
+    app: &TestApp,
+    tenant: &Tenant,
+    url: &str,
+    shared: Value,
+    variants: Vec<Value>,
+) -> (Vec<String>, Value) {
     let mut ids = Vec::new();
-    for variant in variants() {
+    for variant in variants {
         let mut settings = shared.clone();
         for (k, v) in variant.as_object().unwrap() {
             settings[k] = v.clone();
@@ -511,4 +522,42 @@ async fn a_browser_that_dies_mid_set_fails_its_member_alone_and_the_rest_are_cap
         1
     );
     assert_eq!(worker.log_count("set ended"), 2, "{}", worker.log_text());
+}
+
+/// Members share a tab, navigated again (decision 0048): a desktop after a
+/// phone is a desktop again (no touch, a fine pointer, Chrome on Linux).
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_desktop_after_a_phone_in_the_same_set_is_a_desktop_again(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let site = Site::start(cached_site_pages()).await;
+    let phone_then_desktop = vec![variants()[2].clone(), variants()[0].clone()];
+    let (ids, set) = set_of(&app, &tenant, &site.url("/"), json!({}), phone_then_desktop).await;
+    send(&app, &set).await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    let manifests = completed(&app, &tenant, &ids, &worker).await;
+    let seen = seen(&site);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    let (phone, desktop) = (&seen[0], &seen[1]);
+    assert_eq!(
+        (&phone["mobile"], &phone["coarse"], &phone["dark"], &phone["width"]),
+        (&json!(true), &json!(true), &json!(true), &json!(390)),
+        "{phone}"
+    );
+    assert_eq!(
+        (
+            &desktop["mobile"],
+            &desktop["touchPoints"],
+            &desktop["coarse"],
+            &desktop["dark"],
+            &desktop["width"]
+        ),
+        (&json!(false), &json!(0), &json!(false), &json!(false), &json!(1440)),
+        "{desktop}"
+    );
+    assert!(!desktop["userAgent"].as_str().unwrap().contains("Mobile"), "{desktop}");
+    assert_eq!(manifests[1]["emulation"]["userAgent"], desktop["userAgent"]);
+    let (width, _) = png_size(&app.object(&format!("page-imports/{}/1/screenshot.png", ids[1])).await);
+    assert_eq!(width, 1440);
 }

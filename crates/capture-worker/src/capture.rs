@@ -95,13 +95,26 @@ pub async fn capture_in(
         Failure::from(Cause::CaptureError)
     })?;
     let keep_banner = job.consent == page_import_contract::job::Consent::Keep;
-    let page = Page::open(browser, room.context_id(), Arc::new(emulation), keep_banner)
-        .instrument(step("open"))
-        .await?;
+    let page = Page::open(
+        browser,
+        room.context_id(),
+        room.take_tab(),
+        Arc::new(emulation),
+        keep_banner,
+    )
+    .instrument(step("open"))
+    .await?;
     let result = run(&page, proxy, job, settings, started).await;
     let blocked = asked_by_page(&proxy.blocked(), &page);
     let renderer_crashed = page.renderer_crashed();
-    page.close().await;
+    match room.keeps_tabs() && result.is_ok() {
+        true => {
+            if let Some(tab) = page.release().await {
+                room.keep_tab(tab);
+            }
+        }
+        false => page.close().await,
+    }
     match result {
         Ok(captured) => Ok(Captured { blocked, ..captured }),
         Err(failure) => {

@@ -10,13 +10,16 @@ use crate::browser::{Browser, Contexts};
 use crate::cdp::Connection;
 use crate::egress::{EgressPolicy, EgressProxy};
 use crate::failure::{Cause, Failure};
-use crate::page::COMMAND_TIMEOUT;
+use crate::page::{Tab, COMMAND_TIMEOUT};
 
 pub struct Room {
     cdp: Connection,
     contexts: Contexts,
     context_id: String,
     proxy: EgressProxy,
+    /// An import set's: a member's tab is kept for the next.
+    keeps_tabs: bool,
+    tab: std::sync::Mutex<Option<Tab>>,
 }
 
 impl Room {
@@ -33,7 +36,30 @@ impl Room {
             contexts: browser.contexts.clone(),
             context_id,
             proxy,
+            keeps_tabs: false,
+            tab: std::sync::Mutex::new(None),
         })
+    }
+
+    /// An import set's room: each member's tab, once captured, is kept and
+    /// navigated again by the next (decision 0048: a fresh tab costs a new
+    /// renderer, bench V).
+    pub fn keeping_tabs(mut self) -> Self {
+        self.keeps_tabs = true;
+        self
+    }
+
+    pub fn keeps_tabs(&self) -> bool {
+        self.keeps_tabs
+    }
+
+    /// The tab an earlier member left, if any.
+    pub fn take_tab(&self) -> Option<Tab> {
+        self.tab.lock().expect("room tab lock").take()
+    }
+
+    pub fn keep_tab(&self, tab: Tab) {
+        *self.tab.lock().expect("room tab lock") = Some(tab);
     }
 
     pub fn context_id(&self) -> &str {
@@ -50,6 +76,9 @@ impl Room {
     /// Disposes of the context, with every tab and worker still in it.
     pub async fn close(self) {
         self.contexts.forget(&self.context_id);
+        if let Some(tab) = self.take_tab() {
+            self.cdp.forget_session(&tab.session);
+        }
         if let Err(e) = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await {
             // Disposed with the browser's connection at the latest.
             tracing::debug!(error = %e, "a browser context could not be disposed");

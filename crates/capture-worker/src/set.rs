@@ -241,7 +241,8 @@ impl Worker {
                 })?;
             let room = Room::open(&browser, self.policy.clone(), self.settings.max_bytes)
                 .instrument(tracing::info_span!("step", otel.name = "open"))
-                .await?;
+                .await?
+                .keeping_tabs();
             *opened = Some((browser, room));
         }
         let (browser, room) = opened.as_ref().expect("opened above");

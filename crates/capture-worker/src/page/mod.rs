@@ -108,6 +108,13 @@ pub struct AssetBody {
     pub bytes: Bytes,
 }
 
+/// A tab kept for the next member of an import set: its target and the
+/// worker's session on it.
+pub struct Tab {
+    pub target_id: String,
+    pub session: String,
+}
+
 /// A page in a browser context ([`crate::room::Room`]). [`Page::close`]
 /// closes its tab. There is no `Drop`: a page dropped without `close`
 /// stays open until its room is closed, or the worker's connection to
@@ -117,6 +124,8 @@ pub struct Page {
     pub(crate) cdp: Connection,
     context_id: String,
     target_id: String,
+    /// A tab an earlier member of a set left, set up already.
+    reused: bool,
     /// Where the browser finds this capture's shared workers.
     contexts: Contexts,
     pub(crate) session: String,
@@ -130,17 +139,26 @@ pub struct Page {
 
 impl Page {
     /// A blank tab in the browser context `context_id` (a capture's own,
-    /// or an import set's, `room.rs`), to be shown as `emulation` says, a
-    /// consent banner declined unless `keep_banner`.
+    /// or an import set's, `room.rs`), or `tab` an earlier member of the
+    /// set left there ([`Page::release`]), to be shown as `emulation` says,
+    /// a consent banner declined unless `keep_banner`.
     pub async fn open(
         browser: &Browser,
         context_id: &str,
+        tab: Option<Tab>,
         emulation: Arc<Emulation>,
         keep_banner: bool,
     ) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
         let context_id = context_id.to_owned();
-        let (target_id, session) = cdp.open_target(&context_id, COMMAND_TIMEOUT).await?;
+        let reused = tab.is_some();
+        let Tab { target_id, session } = match tab {
+            Some(tab) => tab,
+            None => {
+                let (target_id, session) = cdp.open_target(&context_id, COMMAND_TIMEOUT).await?;
+                Tab { target_id, session }
+            }
+        };
         let state = Arc::new(Mutex::new(PageState::default()));
         let consent = (!keep_banner).then(Consent::default);
         let setup = Setup {
@@ -157,6 +175,7 @@ impl Page {
             cdp,
             context_id,
             target_id,
+            reused,
             contexts: browser.contexts.clone(),
             session,
             state,
@@ -168,6 +187,18 @@ impl Page {
     /// Events on, the reader's device, language, clock and colour scheme
     /// (SPEC §14), frames attached as they come.
     pub async fn prepare(&self) -> Result<(), Failure> {
+        if self.reused {
+            // Events, the page's script, consent's world and auto-attach
+            // stay with the tab; only the reader changes.
+            return self
+                .emulation
+                .reapply(&self.cdp, &self.session, COMMAND_TIMEOUT)
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "the browser refused the reader's emulation");
+                    Failure::from(Cause::CaptureError)
+                });
+        }
         self.send(&PageEnable {}).await?;
         targets::enable_network(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
         self.send(&InspectorEnable {}).await?;
@@ -601,6 +632,30 @@ impl Page {
         }
         assets.sort_by(|a, b| a.url.cmp(&b.url));
         Ok(assets)
+    }
+
+    /// The tab, left at `about:blank` for the next member of a set (its
+    /// load event seen here, so none of it reaches the next page's state);
+    /// closed instead, and `None`, when it does not get there.
+    pub async fn release(self) -> Option<Tab> {
+        for frame in &self.state().frames {
+            self.cdp.forget_session(&frame.session);
+        }
+        self.state().load_fired = false;
+        let blank = self.send(&Navigate { url: "about:blank" }).await;
+        let deadline = Instant::now() + COMMAND_TIMEOUT;
+        while blank.is_ok() && !self.state().load_fired && !self.crashed() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        if blank.is_err() || !self.state().load_fired || self.crashed() {
+            tracing::debug!("a set's tab did not go blank; the next member gets a new one");
+            self.close().await;
+            return None;
+        }
+        Some(Tab {
+            target_id: self.target_id.clone(),
+            session: self.session.clone(),
+        })
     }
 
     /// Closes the tab; its browser context is the room's (`room.rs`).
