@@ -29,7 +29,7 @@ use crate::browser::Browser;
 use crate::callback::Answer;
 use crate::capture::{self, Captured};
 use crate::failure::{Cause, Failure};
-use crate::job::{Disposition, StorageError, Worker};
+use crate::job::{Disposition, Worker};
 use crate::room::Room;
 
 /// Callbacks of earlier members retried at once while later members are
@@ -167,7 +167,10 @@ impl Worker {
         let mut opened: Opened = None;
         let mut decision: Option<String> = None;
         let mut progress = Progress::Whole;
-        for (index, job) in set.jobs.iter().enumerate() {
+        // What earlier deliveries stored, looked up for every member at
+        // once rather than before each capture.
+        let earlier = futures::future::join_all(set.jobs.iter().map(|job| self.earlier_body(job))).await;
+        for ((index, job), earlier) in set.jobs.iter().enumerate().zip(earlier) {
             if shutdown.is_cancelled() {
                 tracing::info!(set_id = %set.set_id, left = set.jobs.len() - index, "stopping: the set's other members are handed back");
                 progress = Progress::Stopped;
@@ -175,10 +178,14 @@ impl Worker {
             }
             let span = tracing::info_span!("capture", page_import_id = %job.page_import_id, attempt = job.attempt, member = index);
             let left = (set.jobs.len() - index) as u32;
-            let what = self
-                .member(job, &mut opened, &mut decision, left)
-                .instrument(span.clone())
-                .await;
+            let what = match earlier {
+                Ok(Some(body)) => Ok(What::Earlier(body)),
+                Ok(None) => Ok(self
+                    .member(job, &mut opened, &mut decision, left)
+                    .instrument(span.clone())
+                    .await),
+                Err(e) => Err(e),
+            };
             let what = match what {
                 Ok(what) => what,
                 Err(e) => {
@@ -203,18 +210,15 @@ impl Worker {
         progress
     }
 
-    /// One member: what an earlier delivery stored, or a capture in the
-    /// set's room (a browser that crashed takes the room with it).
+    /// One member's capture in the set's room (a browser that crashed
+    /// takes the room with it).
     async fn member(
         &self,
         job: &CaptureJob<'_>,
         opened: &mut Opened,
         decision: &mut Option<String>,
         left: u32,
-    ) -> Result<What, StorageError> {
-        if let Some(body) = self.earlier_body(job).await? {
-            return Ok(What::Earlier(body));
-        }
+    ) -> What {
         let started = Instant::now();
         let mut outcome = self.capture_member(job, opened, left).await;
         if let Ok(captured) = &mut outcome {
@@ -223,7 +227,7 @@ impl Worker {
         if matches!(&outcome, Err(f) if f.cause == Cause::BrowserCrashed) {
             *opened = None;
         }
-        Ok(What::Captured(Box::new(outcome), started.elapsed()))
+        What::Captured(Box::new(outcome), started.elapsed())
     }
 
     /// The member's capture in the set's room, opened first if need be on
