@@ -1,8 +1,8 @@
 //! A browser context and the egress proxy its traffic goes through: one
 //! capture's own, or an import set's, whose members are captured one after
-//! another in it (SPEC §15), each in a tab of its own, so that what the
-//! first loaded is in the HTTP cache for the next and the CMP's stored
-//! choice holds for them all.
+//! another in it (SPEC §15), in one tab navigated again for each, so that
+//! what the first loaded is in the HTTP cache for the next and the CMP's
+//! stored choice holds for them all.
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! An import set's message (SPEC §15 "Capturing a set"): its members
-//! captured one after another in one browser context ([`Room`]), each in a
-//! tab of its own with its own device, scheme and viewport, so that what
+//! captured one after another in one browser context ([`Room`]) and one tab,
+//! navigated again for each with its own device, scheme and viewport
+//! (a fresh tab would start a new renderer each time), so that what
 //! the first loaded is in the HTTP cache for the next and the CMP's stored
 //! choice holds for them all. Each member is stored and called back on its
 //! own (its identity, nonce, manifest and prefix), stored and called back
