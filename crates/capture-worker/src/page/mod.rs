@@ -115,7 +115,7 @@ pub struct Tab {
     pub session: String,
 }
 
-/// A page in a browser context ([`crate::room::Room`]). [`Page::close`]
+/// A page in a browser context (a room, `room.rs`). [`Page::close`]
 /// closes its tab. There is no `Drop`: a page dropped without `close`
 /// stays open until its room is closed, or the worker's connection to
 /// that browser ends, when the browser disposes of its context
