@@ -31,6 +31,9 @@ use crate::protocol::{self, Navigated};
 use crate::targets::{self, Setup};
 
 mod motion;
+mod tab;
+
+pub use tab::Tab;
 
 /// What a capture that keeps the banner says of it.
 const KEPT: ConsentInfo = ConsentInfo {
@@ -106,13 +109,6 @@ pub struct AssetBody {
     pub kind: AssetKind,
     pub mime_type: String,
     pub bytes: Bytes,
-}
-
-/// A tab kept for the next member of an import set: its target and the
-/// worker's session on it.
-pub struct Tab {
-    pub target_id: String,
-    pub session: String,
 }
 
 /// A page in a browser context (a room, `room.rs`). [`Page::close`]
@@ -632,30 +628,6 @@ impl Page {
         }
         assets.sort_by(|a, b| a.url.cmp(&b.url));
         Ok(assets)
-    }
-
-    /// The tab, left at `about:blank` for the next member of a set (its
-    /// load event seen here, so none of it reaches the next page's state);
-    /// closed instead, and `None`, when it does not get there.
-    pub async fn release(self) -> Option<Tab> {
-        for frame in &self.state().frames {
-            self.cdp.forget_session(&frame.session);
-        }
-        self.state().load_fired = false;
-        let blank = self.send(&Navigate { url: "about:blank" }).await;
-        let deadline = Instant::now() + COMMAND_TIMEOUT;
-        while blank.is_ok() && !self.state().load_fired && !self.crashed() && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        if blank.is_err() || !self.state().load_fired || self.crashed() {
-            tracing::debug!("a set's tab did not go blank; the next member gets a new one");
-            self.close().await;
-            return None;
-        }
-        Some(Tab {
-            target_id: self.target_id.clone(),
-            session: self.session.clone(),
-        })
     }
 
     /// Closes the tab; its browser context is the room's (`room.rs`).
