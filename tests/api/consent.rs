@@ -26,7 +26,7 @@ fn package_file(path: &str) -> Vec<u8> {
 }
 
 /// A site's pages, by path.
-type Pages = Vec<(&'static str, Page)>;
+pub(crate) type Pages = Vec<(&'static str, Page)>;
 
 /// The page under every banner: coloured blocks a banner or backdrop would
 /// cover, and a tracker that may load only after consent.
@@ -54,7 +54,7 @@ fn tracker_page() -> Page {
 
 /// vanilla-cookieconsent 3: a bottom bar, or a centered modal with a
 /// backdrop that locks the page (`disablePageInteraction`).
-fn vanilla_cookieconsent(layout: &str, position: &str, lock: bool, reject_button: bool) -> Pages {
+pub(crate) fn vanilla_cookieconsent(layout: &str, position: &str, lock: bool, reject_button: bool) -> Pages {
     // Without a reject button the banner is a wall: accept, or nothing (no
     // preferences to turn off either).
     let (reject, preferences) = if reject_button {

@@ -35,6 +35,7 @@ mod reader_settings;
 mod resilience;
 mod same_reader;
 mod schema;
+mod set_capture;
 mod sets;
 mod states;
 mod tenancy;

@@ -8,10 +8,13 @@
 //! worker's computed styles, paint order and DOM rects.
 //!
 //! ```sh
-//! capture_floor [--runs N] [--fast] [--width W --height H --scale S] URL...
+//! capture_floor [--runs N] [--fast] [--one-context|--one-tab] [--width W --height H --scale S] URL...
 //! ```
 //! `--fast` asks for the PNG with `optimizeForSpeed` (the stricter floor
-//! for a worker that does). `EGRESS_ALLOW` as for the worker; `CHROMIUM_PATH`
+//! for a worker that does). `--one-context`: every run of a URL in one
+//! browser context, a fresh tab each, as an import set's members (issue
+//! 53); `openMs` is then what a fresh tab costs. `--one-tab`: one context
+//! and one tab, prepared once and navigated again each run. `EGRESS_ALLOW` as for the worker; `CHROMIUM_PATH`
 //! and `CHROMIUM_USER` too. Prints one JSON line per capture (after one
 //! warm-up capture per URL) with each step's milliseconds.
 
@@ -77,6 +80,12 @@ struct Options {
     network: bool,
     script: bool,
     snapshot_first: bool,
+    /// Every run of a URL in one browser context, a fresh tab each (an
+    /// import set's members, issue 53): `openMs` is then the tab's cost.
+    one_context: bool,
+    /// With `one_context`, one tab for every run too, navigated again
+    /// (prepared once): what a set's member would pay without a tab of its own.
+    one_tab: bool,
     width: u32,
     height: u32,
     scale: f64,
@@ -91,6 +100,8 @@ fn options() -> Options {
         network: false,
         script: false,
         snapshot_first: false,
+        one_context: false,
+        one_tab: false,
         width: 1440,
         height: 900,
         scale: 2.0,
@@ -106,6 +117,11 @@ fn options() -> Options {
             "--network" => options.network = true,
             "--script" => options.script = true,
             "--snapshot-first" => options.snapshot_first = true,
+            "--one-context" => options.one_context = true,
+            "--one-tab" => {
+                options.one_context = true;
+                options.one_tab = true;
+            }
             "--width" => options.width = value().parse().expect("--width W"),
             "--height" => options.height = value().parse().expect("--height H"),
             "--scale" => options.scale = value().parse().expect("--scale S"),
@@ -132,9 +148,30 @@ async fn main() -> anyhow::Result<()> {
     let browsers = BrowserSlot::new(chromium.into(), guard.url(), user, u32::MAX, 1024);
     let browser = browsers.get().await?;
     for url in &options.urls {
+        let shared = EgressProxy::start(policy.clone(), u64::MAX).await?;
+        let shared_context = match options.one_context {
+            true => Some(browser.cdp.open_context(&shared.url(), TIMEOUT).await?),
+            false => None,
+        };
+        let tab = match (&shared_context, options.one_tab) {
+            (Some(context_id), true) => {
+                let (target_id, session) = browser.cdp.open_target(context_id, TIMEOUT).await?;
+                let page = Page {
+                    cdp: &browser.cdp,
+                    session: &session,
+                };
+                page.prepare(&options).await?;
+                Some((target_id, session))
+            }
+            _ => None,
+        };
         for run in 0..=options.runs {
             let proxy = EgressProxy::start(policy.clone(), u64::MAX).await?;
-            let steps = capture(&browser.cdp, &proxy.url(), url, &options).await?;
+            let shared = Shared {
+                context_id: shared_context.as_deref(),
+                tab: tab.as_ref().map(|(t, s)| (t.as_str(), s.as_str())),
+            };
+            let steps = capture(&browser.cdp, &proxy.url(), shared, url, &options).await?;
             if run > 0 {
                 println!(
                     "{}",
@@ -147,13 +184,30 @@ async fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the caller keeps from run to run: a browser context, and in it a
+/// tab (its target and session), prepared.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    context_id: Option<&'a str>,
+    tab: Option<(&'a str, &'a str)>,
+}
+
 /// One capture; each step's milliseconds, and the sizes of what it got.
-async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyhow::Result<Value> {
+async fn capture(cdp: &Connection, proxy: &str, shared: Shared<'_>, url: &str, o: &Options) -> anyhow::Result<Value> {
     let started = Instant::now();
-    let (context_id, session) = cdp.open_page(proxy, TIMEOUT).await?;
+    let context_id = match shared.context_id {
+        Some(context_id) => context_id.to_owned(),
+        None => cdp.open_context(proxy, TIMEOUT).await?,
+    };
+    let (target_id, session) = match shared.tab {
+        Some((target_id, session)) => (target_id.to_owned(), session.to_owned()),
+        None => cdp.open_target(&context_id, TIMEOUT).await?,
+    };
     let mut events = cdp.subscribe(&session);
     let page = Page { cdp, session: &session };
-    page.prepare(o).await?;
+    if shared.tab.is_none() {
+        page.prepare(o).await?;
+    }
     let opened_ms = ms(started);
 
     let step = Instant::now();
@@ -187,8 +241,17 @@ async fn capture(cdp: &Connection, proxy: &str, url: &str, o: &Options) -> anyho
     };
     let total_ms = ms(started);
 
-    cdp.forget_session(&session);
-    cdp.dispose_context(&context_id, TIMEOUT).await?;
+    match (shared.context_id, shared.tab) {
+        (_, Some(_)) => {}
+        (Some(_), None) => {
+            cdp.forget_session(&session);
+            cdp.close_target(&target_id, TIMEOUT).await?
+        }
+        (None, None) => {
+            cdp.forget_session(&session);
+            cdp.dispose_context(&context_id, TIMEOUT).await?
+        }
+    }
     let nodes = dom::Snapshot::parse(&snapshot)?.questions().text_nodes.len();
     Ok(json!({
         "openMs": opened_ms, "navigateMs": navigate_ms, "beforeScreenshotMs": scrolled_ms, "screenshotMs": screenshot_ms,

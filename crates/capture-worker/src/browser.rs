@@ -345,10 +345,17 @@ impl BrowserSlot {
     /// and reaped) once the last capture still using it has ended, never
     /// in the middle of one.
     pub async fn get(&self) -> anyhow::Result<Arc<Browser>> {
+        self.get_for(1).await
+    }
+
+    /// [`BrowserSlot::get`] for `captures` captures one after another (an
+    /// import set's members, SPEC §15): counted all at once, and never
+    /// relaunched in their middle.
+    pub async fn get_for(&self, captures: u32) -> anyhow::Result<Arc<Browser>> {
         let mut current = self.current.lock().await;
         if let Some((browser, served)) = current.as_mut() {
             if browser.is_alive() && *served < self.max_captures {
-                *served += 1;
+                *served += captures;
                 return Ok(browser.clone());
             }
         }
@@ -372,7 +379,7 @@ impl BrowserSlot {
         }
         let browser =
             Arc::new(Browser::launch(&self.chromium, &self.guard_proxy, &self.user, self.max_heap_mib).await?);
-        *current = Some((browser.clone(), 1));
+        *current = Some((browser.clone(), captures));
         Ok(browser)
     }
 

@@ -18,6 +18,7 @@ use crate::emulation::Emulation;
 use crate::failed_requests::FailedRequests;
 use crate::failure::{Cause, Failure};
 use crate::page::{About, AssetBody, Extent, Navigation, Page, PartSnapshot, Screenshot};
+use crate::room::Room;
 
 #[derive(Debug, Clone)]
 pub struct CaptureSettings {
@@ -64,34 +65,62 @@ fn step(name: &'static str) -> tracing::Span {
     tracing::info_span!("step", otel.name = name)
 }
 
-/// Captures the job's page. The source is checked against the egress rules
-/// before the browser is asked to go anywhere.
+/// Captures the job's page in a browser context of its own. The source is
+/// checked against the egress rules before the browser is asked to go
+/// anywhere.
 pub async fn capture(
     browser: &Browser,
     policy: Arc<EgressPolicy>,
     job: &CaptureJob<'_>,
     settings: &CaptureSettings,
 ) -> Result<Captured, Failure> {
+    let room = Room::open(browser, policy.clone(), settings.max_bytes)
+        .instrument(step("open"))
+        .await?;
+    let captured = capture_in(browser, &room, &policy, job, settings).await;
+    room.close().await;
+    captured
+}
+
+/// Captures the job's page in a new tab of `room` (an import set's member,
+/// SPEC §15, or [`capture`]'s one page).
+pub async fn capture_in(
+    browser: &Browser,
+    room: &Room,
+    policy: &EgressPolicy,
+    job: &CaptureJob<'_>,
+    settings: &CaptureSettings,
+) -> Result<Captured, Failure> {
     let started = Instant::now();
     let requested_url = job.source.url.to_string();
-    check_source(&policy, &requested_url).instrument(step("source")).await?;
-    let proxy = EgressProxy::start(policy, settings.max_bytes).await.map_err(|e| {
-        tracing::error!(error = %e, "egress proxy did not start");
-        Failure::from(Cause::InternalError)
-    })?;
+    check_source(policy, &requested_url).instrument(step("source")).await?;
+    let proxy = room.next_capture();
     let emulation = Emulation::new(job, &browser.version).map_err(|e| {
         tracing::error!(error = %e, "no user agent can be built for this browser");
         Failure::from(Cause::CaptureError)
     })?;
     let keep_banner = job.consent == page_import_contract::job::Consent::Keep;
-    let page = Page::open(browser, &proxy.url(), Arc::new(emulation), keep_banner)
-        .instrument(step("open"))
-        .await?;
-    let result = run(&page, &proxy, job, settings, started).await;
+    let page = Page::open(
+        browser,
+        room.context_id(),
+        room.take_tab(),
+        Arc::new(emulation),
+        keep_banner,
+    )
+    .instrument(step("open"))
+    .await?;
+    let result = run(&page, proxy, job, settings, started).await;
     let blocked = asked_by_page(&proxy.blocked(), &page);
     let failed = page.state().failures.list(&proxy.report());
     let renderer_crashed = page.renderer_crashed();
-    page.close().await;
+    match room.keeps_tabs() && result.is_ok() {
+        true => {
+            if let Some(tab) = page.release().await {
+                room.keep_tab(tab);
+            }
+        }
+        false => page.close().await,
+    }
     match result {
         Ok(captured) => Ok(Captured {
             blocked,

@@ -200,45 +200,54 @@ impl Connection {
         )
     }
 
-    /// A new browser context behind `proxy_url` (disposed with its last
-    /// page) and one blank page in it, attached: the context's id and the
-    /// page's session id. The context is disposed again if the page cannot
-    /// be opened.
-    pub async fn open_page(&self, proxy_url: &str, timeout: Duration) -> Result<(String, String), CdpError> {
+    /// A new browser context behind `proxy_url`, disposed when the worker's
+    /// connection ends at the latest, where nothing is downloaded (SPEC
+    /// §10). Disposed again if downloads cannot be denied.
+    pub async fn open_context(&self, proxy_url: &str, timeout: Duration) -> Result<String, CdpError> {
         let create = CreateBrowserContext {
             dispose_on_detach: true,
             proxy_server: proxy_url,
             proxy_bypass_list: "<-loopback>",
         };
         let context_id = self.send(None, &create, timeout).await?.browser_context_id;
-        let page = async {
-            // Nothing a page offers as a download is written anywhere
-            // (SPEC §10).
-            let deny = SetDownloadBehavior {
-                behavior: "deny",
-                browser_context_id: &context_id,
-            };
-            self.send(None, &deny, timeout).await?;
-            let blank = CreateTarget {
-                url: "about:blank",
-                browser_context_id: &context_id,
-            };
-            let target_id = self.send(None, &blank, timeout).await?.target_id;
-            let attach = AttachToTarget {
-                target_id: &target_id,
-                flatten: true,
-            };
-            Ok(self.send(None, &attach, timeout).await?.session_id)
-        }
-        .await;
-        match page {
-            Ok(session) => Ok((context_id, session)),
+        let deny = SetDownloadBehavior {
+            behavior: "deny",
+            browser_context_id: &context_id,
+        };
+        match self.send(None, &deny, timeout).await {
+            Ok(Done {}) => Ok(context_id),
             Err(e) => {
-                if let Err(disposed) = self.dispose_context(&context_id, timeout).await {
-                    tracing::warn!(error = %disposed, "a browser context whose page did not open could not be disposed");
-                }
+                self.dispose_failed(&context_id, timeout).await;
                 Err(e)
             }
+        }
+    }
+
+    /// One blank page in the browser context `context_id`, attached: its
+    /// target id and session id.
+    pub async fn open_target(&self, context_id: &str, timeout: Duration) -> Result<(String, String), CdpError> {
+        let blank = CreateTarget {
+            url: "about:blank",
+            browser_context_id: context_id,
+        };
+        let target_id = self.send(None, &blank, timeout).await?.target_id;
+        let attach = AttachToTarget {
+            target_id: &target_id,
+            flatten: true,
+        };
+        let session = self.send(None, &attach, timeout).await?.session_id;
+        Ok((target_id, session))
+    }
+
+    /// Closes one page (its context stays).
+    pub async fn close_target(&self, target_id: &str, timeout: Duration) -> Result<(), CdpError> {
+        let close = CloseTarget { target_id };
+        self.send(None, &close, timeout).await.map(|_| ())
+    }
+
+    async fn dispose_failed(&self, context_id: &str, timeout: Duration) {
+        if let Err(disposed) = self.dispose_context(context_id, timeout).await {
+            tracing::warn!(error = %disposed, "a browser context whose page did not open could not be disposed");
         }
     }
 
@@ -496,6 +505,18 @@ impl Command for AttachToTarget<'_> {
     type Reply = Attached;
 }
 
+/// `Target.closeTarget`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CloseTarget<'a> {
+    target_id: &'a str,
+}
+
+impl Command for CloseTarget<'_> {
+    const METHOD: &'static str = "Target.closeTarget";
+    type Reply = Value;
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct DisposeBrowserContext<'a> {
@@ -552,7 +573,7 @@ mod tests {
     const T: Duration = Duration::from_secs(5);
 
     #[tokio::test]
-    async fn a_page_is_opened_in_a_context_of_its_own_with_downloads_denied() {
+    async fn a_context_is_opened_with_downloads_denied_and_a_page_in_it() {
         let (cdp, _events, browser) = browser(vec![
             (
                 "Target.createBrowserContext",
@@ -579,13 +600,15 @@ mod tests {
                 json!({"sessionId": "S1"}),
             ),
         ]);
-        let opened = cdp.open_page("http://127.0.0.1:9", T).await.unwrap();
-        assert_eq!(opened, ("C1".to_owned(), "S1".to_owned()));
+        let context = cdp.open_context("http://127.0.0.1:9", T).await.unwrap();
+        assert_eq!(context, "C1");
+        let opened = cdp.open_target(&context, T).await.unwrap();
+        assert_eq!(opened, ("T1".to_owned(), "S1".to_owned()));
         drop(browser.await.unwrap());
     }
 
     #[tokio::test]
-    async fn a_context_whose_page_did_not_open_is_disposed() {
+    async fn a_context_where_downloads_could_not_be_denied_is_disposed() {
         let (cdp, _events, browser) = browser(vec![
             (
                 "Target.createBrowserContext",
@@ -597,14 +620,7 @@ mod tests {
                 "Browser.setDownloadBehavior",
                 None,
                 json!({"behavior": "deny", "browserContextId": "C1"}),
-                json!({}),
-            ),
-            // No target id: an error, not a page with the id "".
-            (
-                "Target.createTarget",
-                None,
-                json!({"url": "about:blank", "browserContextId": "C1"}),
-                json!({}),
+                json!("Browser context management is not supported"),
             ),
             (
                 "Target.disposeBrowserContext",
@@ -613,7 +629,23 @@ mod tests {
                 json!({}),
             ),
         ]);
-        let failed = cdp.open_page("http://p", T).await;
+        let failed = cdp.open_context("http://p", T).await;
+        assert!(
+            matches!(&failed, Err(CdpError::Protocol { method, .. }) if method == "Browser.setDownloadBehavior"),
+            "{failed:?}"
+        );
+        drop(browser.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_target_without_an_id_is_an_error_not_a_page() {
+        let (cdp, _events, browser) = browser(vec![(
+            "Target.createTarget",
+            None,
+            json!({"url": "about:blank", "browserContextId": "C1"}),
+            json!({}),
+        )]);
+        let failed = cdp.open_target("C1", T).await;
         assert!(
             matches!(&failed, Err(CdpError::Protocol { method, message }) if method == "Target.createTarget" && message.contains("targetId")),
             "{failed:?}"

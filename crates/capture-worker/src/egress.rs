@@ -296,6 +296,16 @@ impl EgressProxy {
         self.ledger.over_budget.load(Ordering::Relaxed)
     }
 
+    /// A fresh ledger for the next capture behind this proxy (an import
+    /// set's next member, SPEC §15): nothing refused or unreachable yet,
+    /// and the whole byte budget again.
+    pub fn next_capture(&self) {
+        *self.ledger.blocked.lock().expect("egress ledger lock") = Refused::default();
+        self.ledger.upstream.lock().expect("egress ledger lock").clear();
+        self.ledger.bytes_in.store(0, Ordering::Relaxed);
+        self.ledger.over_budget.store(false, Ordering::Relaxed);
+    }
+
     /// What the proxy refused and could not reach so far.
     pub fn report(&self) -> EgressReport {
         EgressReport {

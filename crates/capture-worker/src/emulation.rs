@@ -139,6 +139,20 @@ impl Emulation {
         Ok(())
     }
 
+    /// [`Emulation::apply`] to a page that showed an earlier reader (an
+    /// import set's tab, `room.rs`): every override replaced, and a
+    /// desktop's touch emulation turned off again.
+    pub async fn reapply(&self, cdp: &Connection, session: &str, timeout: Duration) -> Result<(), CdpError> {
+        if !self.viewport.mobile {
+            let touch = SetTouchEmulationEnabled {
+                enabled: false,
+                max_touch_points: TOUCH_POINTS,
+            };
+            send(cdp, session, touch, timeout).await?;
+        }
+        self.apply(cdp, session, Target::Page, timeout).await
+    }
+
     /// A worker's overrides, sent at once while it waits for the debugger
     /// (a service worker answers only once it runs, so the caller runs it
     /// meanwhile; the commands reach it first, in order). The user agent

@@ -44,10 +44,14 @@ pub struct Worker {
 /// What to do with the queue message afterwards.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Disposition {
-    /// The callback got a final answer: delete the message.
-    Done(Answer),
+    /// The callback (every member's, for a set) got a final answer: delete
+    /// the message.
+    Done,
     /// Storage or the callback failed for now: leave the message to come back.
     Later,
+    /// A set stopped before its last member (`set.rs`): make the message
+    /// visible again now, for the next delivery to capture the rest.
+    HandBack,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,7 +71,7 @@ enum Stored {
 impl Worker {
     pub async fn handle(&self, job: &CaptureJob<'_>) -> Disposition {
         match self.handle_inner(job).await {
-            Ok(answer) if answer.is_final() => Disposition::Done(answer),
+            Ok(answer) if answer.is_final() => Disposition::Done,
             Ok(_) => Disposition::Later,
             Err(e) => {
                 tracing::warn!(page_import_id = %job.page_import_id, attempt = job.attempt, error = %e, "capture left for redelivery");
@@ -88,7 +92,7 @@ impl Worker {
 
     /// The callback of what an earlier delivery of this attempt stored, if
     /// it stored a manifest or a failure record.
-    async fn earlier_body(&self, job: &CaptureJob<'_>) -> Result<Option<CallbackBody>, StorageError> {
+    pub(crate) async fn earlier_body(&self, job: &CaptureJob<'_>) -> Result<Option<CallbackBody>, StorageError> {
         let bucket = job.artifacts.bucket.as_ref();
         let prefix = job.artifacts.prefix.as_ref();
         let (manifest_key, failure_key) = (
@@ -117,7 +121,17 @@ impl Worker {
     async fn capture_and_store(&self, job: &CaptureJob<'_>) -> Result<CallbackBody, StorageError> {
         let started = Instant::now();
         let outcome = self.capture(job).await;
-        let elapsed = started.elapsed();
+        self.store_outcome(job, outcome, started.elapsed()).await
+    }
+
+    /// Stores what a capture of `elapsed` gave, the manifest or the
+    /// failure, and returns its callback.
+    pub(crate) async fn store_outcome(
+        &self,
+        job: &CaptureJob<'_>,
+        outcome: Result<Captured, Failure>,
+        elapsed: std::time::Duration,
+    ) -> Result<CallbackBody, StorageError> {
         crate::metrics::capture_took(elapsed);
         let mut captured = match outcome {
             Ok(captured) => captured,

@@ -26,6 +26,8 @@ mod page_state;
 mod protocol;
 mod queue;
 mod reaper;
+mod room;
+mod set;
 mod targets;
 
 use std::sync::Arc;

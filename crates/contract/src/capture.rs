@@ -107,6 +107,13 @@ pub struct ConsentInfo {
     /// Milliseconds the banner cost: from its popup's detection to the
     /// opt-out's result, or to the end of the 1.5 s budget; 0 without a popup.
     pub ms: u64,
+    /// In an import set (SPEC §15), the id of the earlier member whose
+    /// decline the CMP remembered: this page showed no banner (`outcome`
+    /// `none`) because that member declined it in the same browser
+    /// context. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 255))]
+    pub from: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]

@@ -521,6 +521,7 @@ impl Consent {
             cmp,
             outcome,
             ms: log.spent().as_millis() as u64,
+            from: None,
         }
     }
 

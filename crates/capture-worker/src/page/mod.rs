@@ -31,12 +31,16 @@ use crate::protocol::{self, Navigated};
 use crate::targets::{self, Setup};
 
 mod motion;
+mod tab;
+
+pub use tab::Tab;
 
 /// What a capture that keeps the banner says of it.
 const KEPT: ConsentInfo = ConsentInfo {
     cmp: None,
     outcome: ConsentOutcome::Kept,
     ms: 0,
+    from: None,
 };
 
 /// A page that does not evaluate `1` within this, while its browser
@@ -107,13 +111,17 @@ pub struct AssetBody {
     pub bytes: Bytes,
 }
 
-/// A page in its own browser context. [`Page::close`] disposes of the
-/// context. There is no `Drop`: a page dropped without `close` leaves its
-/// context open until the worker's connection to that browser ends, when
-/// the browser disposes of it (`disposeOnDetach`).
+/// A page in a browser context (a room, `room.rs`). [`Page::close`]
+/// closes its tab. There is no `Drop`: a page dropped without `close`
+/// stays open until its room is closed, or the worker's connection to
+/// that browser ends, when the browser disposes of its context
+/// (`disposeOnDetach`).
 pub struct Page {
     pub(crate) cdp: Connection,
     context_id: String,
+    target_id: String,
+    /// A tab an earlier member of a set left, set up already.
+    reused: bool,
     /// Where the browser finds this capture's shared workers.
     contexts: Contexts,
     pub(crate) session: String,
@@ -126,17 +134,27 @@ pub struct Page {
 }
 
 impl Page {
-    /// A blank tab in a new browser context whose traffic goes through
-    /// `proxy_url`, to be shown as `emulation` says, a consent banner
-    /// declined unless `keep_banner`.
+    /// A blank tab in the browser context `context_id` (a capture's own,
+    /// or an import set's, `room.rs`), or `tab` an earlier member of the
+    /// set left there ([`Page::release`]), to be shown as `emulation` says,
+    /// a consent banner declined unless `keep_banner`.
     pub async fn open(
         browser: &Browser,
-        proxy_url: &str,
+        context_id: &str,
+        tab: Option<Tab>,
         emulation: Arc<Emulation>,
         keep_banner: bool,
     ) -> Result<Self, Failure> {
         let cdp = browser.cdp.clone();
-        let (context_id, session) = cdp.open_page(proxy_url, COMMAND_TIMEOUT).await?;
+        let context_id = context_id.to_owned();
+        let reused = tab.is_some();
+        let Tab { target_id, session } = match tab {
+            Some(tab) => tab,
+            None => {
+                let (target_id, session) = cdp.open_target(&context_id, COMMAND_TIMEOUT).await?;
+                Tab { target_id, session }
+            }
+        };
         let state = Arc::new(Mutex::new(PageState::default()));
         let consent = (!keep_banner).then(Consent::default);
         let setup = Setup {
@@ -152,6 +170,8 @@ impl Page {
         Ok(Self {
             cdp,
             context_id,
+            target_id,
+            reused,
             contexts: browser.contexts.clone(),
             session,
             state,
@@ -163,6 +183,18 @@ impl Page {
     /// Events on, the reader's device, language, clock and colour scheme
     /// (SPEC §14), frames attached as they come.
     pub async fn prepare(&self) -> Result<(), Failure> {
+        if self.reused {
+            // Events, the page's script, consent's world and auto-attach
+            // stay with the tab; only the reader changes.
+            return self
+                .emulation
+                .reapply(&self.cdp, &self.session, COMMAND_TIMEOUT)
+                .await
+                .map_err(|e| {
+                    tracing::error!(error = %e, "the browser refused the reader's emulation");
+                    Failure::from(Cause::CaptureError)
+                });
+        }
         self.send(&PageEnable {}).await?;
         targets::enable_network(&self.cdp, &self.session, COMMAND_TIMEOUT).await?;
         self.send(&InspectorEnable {}).await?;
@@ -598,16 +630,16 @@ impl Page {
         Ok(assets)
     }
 
-    /// Closes the tab with its browser context.
+    /// Closes the tab; its browser context is the room's (`room.rs`).
     pub async fn close(self) {
         self.contexts.forget(&self.context_id);
         self.cdp.forget_session(&self.session);
         for frame in &self.state().frames {
             self.cdp.forget_session(&frame.session);
         }
-        if let Err(e) = self.cdp.dispose_context(&self.context_id, COMMAND_TIMEOUT).await {
-            // Disposed with the browser's connection at the latest.
-            tracing::debug!(error = %e, "a page's browser context could not be disposed");
+        if let Err(e) = self.cdp.close_target(&self.target_id, COMMAND_TIMEOUT).await {
+            // Closed with its context at the latest.
+            tracing::debug!(error = %e, "a page could not be closed");
         }
     }
 
