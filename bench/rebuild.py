@@ -196,7 +196,7 @@ class Worker:
         env = {k: v for k, v in os.environ.items() if k.startswith("AWS_") or k in ("PATH", "HOME")}
         env.update({
             "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
-            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow), "WORKER_CONCURRENCY": "1",
+            "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow), "WORKER_CONCURRENCY": "1", "WORKER_RECEIVE_WAIT_SECS": "2",
             "RUST_LOG": "warn", "CHROMIUM_PATH": os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium"),
         })
         self.log = open(log_path, "wb")

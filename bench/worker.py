@@ -186,7 +186,7 @@ class Worker:
         env.update({
             "PAGE_IMPORT_QUEUE_URL": queue_url, "ARTIFACT_BUCKET": BUCKET, "S3_FORCE_PATH_STYLE": "true",
             "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow),
-            "WORKER_CONCURRENCY": str(concurrency), "RUST_LOG": "warn", "CHROMIUM_PATH": CHROMIUM,
+            "WORKER_CONCURRENCY": str(concurrency), "WORKER_RECEIVE_WAIT_SECS": "2", "RUST_LOG": "warn", "CHROMIUM_PATH": CHROMIUM,
         })
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)

@@ -532,6 +532,56 @@ async fn sigterm_lets_the_capture_in_flight_finish_and_leaves_no_browser_process
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
 
+/// A receive under way at a SIGTERM goes on at SQS: were it dropped, the
+/// next message to become visible would go to nobody and stay hidden for
+/// the visibility timeout. The worker lets it run out and hands back what
+/// it brings at once.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn a_message_arriving_while_the_worker_stops_is_handed_back_at_once(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    let app = TestApp::private(pool).await;
+    let mut worker = WorkerProcess::start(&app, &[], &[("WORKER_RECEIVE_WAIT_SECS", "20")]);
+    // Its first receive is under way (it starts as the worker does).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    worker.signal(libc::SIGTERM, worker.pid());
+    assert!(
+        eventually(Duration::from_secs(10), || async {
+            worker.log_text().contains("stopped receiving")
+        })
+        .await,
+        "{}",
+        worker.log_text()
+    );
+    let body = json!({"schemaVersion": 1, "sent": "while stopping"});
+    app.sqs
+        .send_message()
+        .queue_url(&app.page_import_queue_url)
+        .message_body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        worker.exited(Duration::from_secs(40)).await,
+        Some(0),
+        "{}",
+        worker.log_text()
+    );
+    assert_eq!(
+        worker.log_count("a message received while stopping; handed back at once"),
+        1,
+        "{}",
+        worker.log_text()
+    );
+    let visible = app
+        .receive_within(&app.page_import_queue_url, 1, Duration::from_secs(5))
+        .await;
+    assert_eq!(
+        visible,
+        vec![body],
+        "visible again at once, not after the visibility timeout"
+    );
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn the_worker_never_touches_the_database(pool: PgPool) {
     // Its code: nothing in its dependency closure speaks PostgreSQL.

@@ -46,6 +46,12 @@ pub struct Config {
     /// between captures: whatever Chromium leaks does not pile up.
     #[arg(long, env = "BROWSER_MAX_CAPTURES", default_value = "200", value_parser = parse::count_to::<u32, 1_000_000>)]
     pub browser_max_captures: u32,
+    /// How long one receive waits for a message (SQS `WaitTimeSeconds`,
+    /// at most 20). A SIGTERM lets the receive under way run out and hands
+    /// back what it brings, so this is also the longest an idle worker
+    /// takes to stop.
+    #[arg(long, env = "WORKER_RECEIVE_WAIT_SECS", default_value = "20", value_parser = parse::count_to::<u8, 20>)]
+    pub receive_wait_secs: u8,
     #[arg(long, env = "WORKER_SHUTDOWN_GRACE_SECS", default_value = "60", value_parser = parse::secs)]
     pub shutdown_grace: Duration,
     /// Development and tests only: exact `ip:port` pairs let through although
@@ -113,6 +119,7 @@ mod tests {
         assert_eq!(c.max_height_px, 16_384);
         assert_eq!(c.max_bytes, 50 * 1024 * 1024);
         assert_eq!(c.shutdown_grace, Duration::from_secs(60));
+        assert_eq!(c.receive_wait_secs, 20);
         assert_eq!(c.chromium_path, PathBuf::from(DEFAULT_CHROMIUM));
         assert!(c.egress_allow.is_empty() && c.health_addr.is_none());
         assert_eq!(c.chromium_user.name, "nobody");
@@ -148,6 +155,10 @@ mod tests {
         assert_eq!(
             config(&[("WORKER_CONCURRENCY", "65")]).err().unwrap(),
             "configuration error: WORKER_CONCURRENCY is malformed: expected a whole number from 1 to 64"
+        );
+        assert_eq!(
+            config(&[("WORKER_RECEIVE_WAIT_SECS", "21")]).err().unwrap(),
+            "configuration error: WORKER_RECEIVE_WAIT_SECS is malformed: expected a whole number from 1 to 20"
         );
         let allowed = config(&[("EGRESS_ALLOW", "127.0.0.5:80, 127.0.0.6:8080")])
             .unwrap()

@@ -100,7 +100,11 @@ async fn run(config: Config) -> anyhow::Result<()> {
         consent_unmarked = ?consent::plan().unmarked,
         "capture worker started"
     );
-    let running = queue::run(queue, worker.clone(), config.concurrency, shutdown.clone());
+    let receiving = queue::Receiving {
+        concurrency: config.concurrency,
+        wait_secs: config.receive_wait_secs,
+    };
+    let running = queue::run(queue, worker.clone(), receiving, shutdown.clone());
     tokio::pin!(running);
     tokio::select! {
         () = &mut running => {}

@@ -23,6 +23,7 @@ use tracing::Instrument;
 
 use crate::job::{Disposition, Worker};
 
+/// The longest receive SQS allows (`WaitTimeSeconds`).
 const LONG_POLL_SECS: i32 = 20;
 /// Visibility granted at a time; renewed every third of it while working.
 const VISIBILITY_SECS: i32 = 60;
@@ -31,7 +32,7 @@ const VISIBILITY_SECS: i32 = 60;
 /// spend the queue's `maxReceiveCount` on it in a burst.
 const UNREADABLE_VISIBILITY_SECS: i32 = 10;
 
-/// The shared clients give up on an attempt after 5 s; a long poll takes 20.
+/// The shared clients give up on an attempt after 5 s; a long poll takes up to 20.
 fn long_poll_timeouts() -> aws_sdk_sqs::config::Builder {
     let limit = Duration::from_secs(LONG_POLL_SECS as u64 + 10);
     aws_sdk_sqs::config::Builder::default().timeout_config(
@@ -50,27 +51,28 @@ pub struct Queue {
 }
 
 /// Runs until `shutdown` is cancelled, then waits for the captures in flight.
-pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shutdown: CancellationToken) {
-    let slots = Arc::new(Semaphore::new(concurrency));
+///
+/// A receive under way when the worker is told to stop is not dropped: SQS
+/// would go on waiting on it and hand the next message that becomes
+/// visible to nobody, hidden for [`VISIBILITY_SECS`] (a set's members
+/// handed back at a SIGTERM among them). It runs out beside the captures
+/// in flight, and what it brings is handed back at once.
+pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, settings: Receiving, shutdown: CancellationToken) {
+    let slots = Arc::new(Semaphore::new(settings.concurrency));
     let mut in_flight = JoinSet::new();
+    let mut cut_short = None;
     loop {
         let permit = tokio::select! {
             _ = shutdown.cancelled() => break,
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
+        let mut receiving = Box::pin(receive(&queue, settings.wait_secs));
         let received = tokio::select! {
-            _ = shutdown.cancelled() => break,
-            received = queue
-                .sqs
-                .receive_message()
-                .queue_url(&queue.url)
-                .max_number_of_messages(1)
-                .message_attribute_names(TRACEPARENT)
-                .wait_time_seconds(LONG_POLL_SECS)
-                .visibility_timeout(VISIBILITY_SECS)
-                .customize()
-                .config_override(long_poll_timeouts())
-                .send() => received,
+            _ = shutdown.cancelled() => {
+                cut_short = Some(receiving);
+                break;
+            }
+            received = &mut receiving => received,
         };
         while in_flight.try_join_next().is_some() {}
         let messages = match received {
@@ -112,7 +114,57 @@ pub async fn run(queue: Arc<Queue>, worker: Arc<Worker>, concurrency: usize, shu
         in_flight = in_flight.len(),
         "stopped receiving; finishing captures in flight"
     );
-    while in_flight.join_next().await.is_some() {}
+    tokio::join!(hand_back_late(&queue, cut_short), async {
+        while in_flight.join_next().await.is_some() {}
+    });
+}
+
+/// How the loop receives: `WORKER_CONCURRENCY` slots, each receive waiting
+/// up to `WORKER_RECEIVE_WAIT_SECS` for a message.
+#[derive(Clone, Copy, Debug)]
+pub struct Receiving {
+    pub concurrency: usize,
+    pub wait_secs: u8,
+}
+
+/// One long poll for one message.
+fn receive(
+    queue: &Queue,
+    wait_secs: u8,
+) -> impl std::future::Future<
+    Output = Result<
+        aws_sdk_sqs::operation::receive_message::ReceiveMessageOutput,
+        aws_sdk_sqs::error::SdkError<aws_sdk_sqs::operation::receive_message::ReceiveMessageError>,
+    >,
+> + Send
+       + 'static {
+    queue
+        .sqs
+        .receive_message()
+        .queue_url(&queue.url)
+        .max_number_of_messages(1)
+        .message_attribute_names(TRACEPARENT)
+        .wait_time_seconds(i32::from(wait_secs))
+        .visibility_timeout(VISIBILITY_SECS)
+        .customize()
+        .config_override(long_poll_timeouts())
+        .send()
+}
+
+/// Lets the receive cut short by a SIGTERM run out, and hands back at once
+/// whatever it brings.
+async fn hand_back_late<F, E>(queue: &Queue, cut_short: Option<std::pin::Pin<Box<F>>>)
+where
+    F: std::future::Future<Output = Result<aws_sdk_sqs::operation::receive_message::ReceiveMessageOutput, E>>,
+{
+    let Some(receiving) = cut_short else { return };
+    let Ok(output) = receiving.await else { return };
+    for message in output.messages.unwrap_or_default() {
+        if let Some(receipt) = message.receipt_handle {
+            tracing::info!("a message received while stopping; handed back at once");
+            set_visibility(queue, &receipt, 0).await;
+        }
+    }
 }
 
 /// One message as received.

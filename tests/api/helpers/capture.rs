@@ -415,6 +415,9 @@ impl WorkerProcess {
             .env("CAPTURE_NAVIGATION_TIMEOUT_SECS", "15")
             .env("CAPTURE_READY_TIMEOUT_SECS", "5")
             .env("WORKER_SHUTDOWN_GRACE_SECS", "30")
+            // A SIGTERM lets the receive under way run out: short receives
+            // keep a test's idle worker quick to stop.
+            .env("WORKER_RECEIVE_WAIT_SECS", "2")
             .env("LOG_FORMAT", "json")
             .env("RUST_LOG", "info,capture_worker=debug")
             .stdout(Stdio::null())
