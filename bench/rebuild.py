@@ -41,6 +41,18 @@ set before the navigation, so the banner never shows (`--screenshot`
 cannot store a cookie, so it is not run on them). The cookies are written
 to <label>/decline-cookies.json.
 
+With `--floor PATH` (issue 52) every run of a page is followed by one run
+of the `capture_floor` example (crates/capture-worker/examples) on the same
+URL, viewport and scale: a warm Chromium (its warm-up capture untimed), a
+fresh browser context, navigate to the load event, one full-page PNG and
+one DOM snapshot with the worker's computed styles. meta.json keeps the
+median total as `floor` (ms) and each run's steps as `floors`; a floor run
+that fails is logged and the page keeps its capture numbers. As the
+floor's browser is warm, the worker's is warmed first too: one untimed
+capture of the first page.
+`bench/speed_table.py` sets the two side by side. capture_floor sets no
+mobile viewport, so a `--device phone` run has no floor.
+
 Every capture finishes before the first rebuild is rendered, so only one
 Chromium works at a time. Prints a Markdown table; asserts nothing.
 """
@@ -199,6 +211,8 @@ class Worker:
             "WEBHOOK_SECRET": SECRET, "EGRESS_ALLOW": ",".join(allow), "WORKER_CONCURRENCY": "1", "WORKER_RECEIVE_WAIT_SECS": "2",
             "RUST_LOG": "warn", "CHROMIUM_PATH": os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium"),
         })
+        if os.environ.get("CHROMIUM_USER"):
+            env["CHROMIUM_USER"] = os.environ["CHROMIUM_USER"]
         self.log = open(log_path, "wb")
         self.proc = subprocess.Popen([binary], env=env, stderr=self.log, stdout=subprocess.DEVNULL)
 
@@ -250,6 +264,28 @@ def capture(sqs, s3, queue_url, callbacks, url, viewport, out_dir, consent=None)
         with open(os.path.join(out_dir, "assets", os.path.basename(key)), "wb") as f:
             f.write(data)
     return manifest, raw, at - sent
+
+
+def floor_run(binary, url, width, height, scale, allow):
+    """One timed run of `capture_floor` (crates/capture-worker/examples) on
+    `url`: its own warm Chromium (launch and one warm-up capture untimed), a
+    fresh browser context, navigate to the load event, a full-page PNG and
+    a DOM snapshot. The env the worker gets for egress and its browser.
+    Returns the run's `steps` (ms: openMs, navigateMs, screenshotMs,
+    snapshotMs, totalMs, …)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/root"),
+           "EGRESS_ALLOW": ",".join(allow),
+           "CHROMIUM_PATH": os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")}
+    if os.environ.get("CHROMIUM_USER"):
+        env["CHROMIUM_USER"] = os.environ["CHROMIUM_USER"]
+    command = [binary, "--runs", "1", "--width", str(width), "--height", str(height), "--scale", f"{scale:g}", url]
+    done = subprocess.run(command, capture_output=True, timeout=300, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"capture_floor exited {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}")
+    rows = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
+    if len(rows) != 1:
+        raise RuntimeError(f"capture_floor printed {len(rows)} runs, not 1")
+    return rows[0]["steps"]
 
 
 # ---------------------------------------------------------------- comparing
@@ -350,6 +386,13 @@ def main():
                              "`chromium --headless --screenshot` and the CDP one-shot with the device on a "
                              "desktop, the CDP one-shot on a phone; on a consent page the CDP one-shot with "
                              "the library's decline cookie stored first")
+    parser.add_argument("--floor", metavar="PATH",
+                        help="the capture_floor example binary (issue 52): after each run's capture of a page, one "
+                             "timed run of it on the same URL, width, height and scale (a warm Chromium, a fresh "
+                             "context, navigate to load, full-page PNG, DOM snapshot); meta.json gets `floor` "
+                             "(median total ms) and `floors` (each run's steps). The worker's browser is warmed "
+                             "first too: one untimed capture of the first page. Desktop only: capture_floor sets "
+                             "no mobile viewport, so a `--device phone` run skips it")
     parser.add_argument("--consent", choices=("decline", "keep", "paired"),
                         help="the job's `consent` (SPEC §14); left out of the message when not given (the worker "
                              "declines). `paired`: every run captures the page with `keep` and with `decline`, in "
@@ -363,6 +406,9 @@ def main():
 
     if args.pages == "corpus":
         return corpus_main(args)
+    if args.floor and mobile:
+        log("--floor: capture_floor sets no mobile viewport; no floor on a phone run")
+        args.floor = None
 
     label = args.label or os.path.basename(args.worker)
     run_dir = os.path.join(args.out, label)
@@ -394,9 +440,23 @@ def main():
             worker = Worker(args.worker, queue_url, [s.addr for s in sites], os.path.join(run_dir, "worker.log"))
             log(f"worker {args.worker} (log {worker.log.name}); pages on {sites[0].origin} and {sites[1].origin}")
             try:
+                if args.floor and catalogue:
+                    # The floor's browser is warm: so is the worker's (its first capture would
+                    # otherwise count the launch of its Chromium). One untimed capture of the first page.
+                    p = catalogue[0]
+                    url = sites[0].origin + p.path.replace("{other}", urllib.parse.quote(sites[1].origin, safe=""))
+                    warm_dir = os.path.join(run_dir, ".warm-up")
+                    try:
+                        capture(sqs, s3, queue_url, callbacks, url, viewport, warm_dir,
+                                "decline" if args.consent == "paired" else args.consent)
+                    except Exception as e:  # noqa: BLE001 -- the page's own captures will say
+                        log(f"warm-up capture of {p.name}: {e}")
+                    shutil.rmtree(warm_dir, ignore_errors=True)
                 for p in catalogue:
                     url = sites[0].origin + p.path.replace("{other}", urllib.parse.quote(sites[1].origin, safe=""))
                     out_dir = os.path.join(run_dir, p.name)
+                    floors = []
+                    timings = []
                     try:
                         times = []
                         consents = []
@@ -416,10 +476,21 @@ def main():
                                         continue
                                 times.append(seconds)
                                 consents.append(manifest.get("consent"))
+                                timings.append(manifest.get("timings"))
+                            # The floor in turn with the capture: same URL, viewport and scale.
+                            if args.floor:
+                                try:
+                                    floors.append(floor_run(args.floor, url, args.width, args.height, args.scale,
+                                                            [s.addr for s in sites]))
+                                except Exception as e:  # noqa: BLE001 -- the page keeps its capture numbers
+                                    log(f"{p.name}: floor run {i + 1} failed: {e}")
                     except Exception as e:  # one page failing does not end the run
                         log(f"{p.name}: {e}")
                         continue
                     seconds = sorted(times)[len(times) // 2]
+                    # The floor's median the same way as the capture's (the upper middle of an even count).
+                    floor_totals = sorted(f["totalMs"] for f in floors)
+                    floor_ms = floor_totals[len(floor_totals) // 2] if floor_totals else None
                     # A consent page's floor: its decline stored first, learned once per page.
                     cookies = None
                     decline = page_sets.DECLINE.get(p.name)
@@ -450,13 +521,18 @@ def main():
                                    "oneshot_device": device_shots[len(device_shots) // 2] if device_shots else None,
                                    "oneshots_device": device_shots, "oneshot_cookies": cookies,
                                    "oneshot_off": off, "consent_asked": args.consent, "consent": consents[-1],
-                                   "consents": consents, "paired": paired if args.consent == "paired" else None}, f)
+                                   "consents": consents, "paired": paired if args.consent == "paired" else None,
+                                   "timings": timings, "floor": floor_ms, "floors": floors}, f)
                     if args.consent == "paired":
                         diffs = sorted(d - k for k, d in zip(paired["keep"], paired["decline"]))
                         log(f"{p.name}: paired, keep {1000 * statistics.median(paired['keep']):.0f} ms, decline "
                             f"{1000 * statistics.median(paired['decline']):.0f} ms, decline − keep per run "
                             f"{1000 * statistics.median(diffs):+.0f} ms (median of {len(diffs)})")
-                    log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, one-shot "
+                    floor_text = ""
+                    if args.floor:
+                        floor_text = (f"floor {floor_ms} ms (median of {[f['totalMs'] for f in floors]} ms), "
+                                      if floors else "no floor (every floor run failed), ")
+                    log(f"{p.name}: captured in {[round(t, 2) for t in times]} s, {floor_text}one-shot "
                         f"{[round(t, 2) for t in shots]} s (CDP with the device {[round(t, 2) for t in device_shots]}"
                         f" s{', the decline stored' if cookies else ''}), consent {consents}, "
                         f"{len(manifest['dom']['nodes'])} nodes, "

@@ -47,7 +47,7 @@ pub(crate) fn png(base64: &str) -> Vec<u8> {
 
 /// A web font that is not the page's default: Chromium reports the glyphs
 /// it draws under this face's own PostScript name.
-const WEB_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf";
+pub(crate) const WEB_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf";
 
 fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))

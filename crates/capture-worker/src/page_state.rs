@@ -271,9 +271,15 @@ impl PageState {
         }
     }
 
-    /// Nothing in flight and nothing started or ended for `quiet`.
-    pub fn network_idle(&self, quiet: Duration) -> bool {
-        self.in_flight.is_empty() && self.last_activity.is_none_or(|t| t.elapsed() >= quiet)
+    /// How long until the network is idle for `quiet` if nothing starts
+    /// meanwhile: zero when it is; [`Duration::MAX`] while a request is
+    /// in flight (its end is not known).
+    pub fn network_idle_in(&self, quiet: Duration) -> Duration {
+        if !self.in_flight.is_empty() {
+            return Duration::MAX;
+        }
+        self.last_activity
+            .map_or(Duration::ZERO, |t| quiet.saturating_sub(t.elapsed()))
     }
 
     /// Whether a document of the page's own session was answered, so that
@@ -312,7 +318,10 @@ mod tests {
                 json!({"requestId": "v", "type": "Media", "request": {"url": "http://a.test/loop.webm"}}),
             ),
         );
-        assert!(state.network_idle(Duration::ZERO), "a playing video holds nothing");
+        assert!(
+            state.network_idle_in(Duration::ZERO).is_zero(),
+            "a playing video holds nothing"
+        );
         state.apply(
             "main",
             true,
@@ -321,7 +330,7 @@ mod tests {
                 json!({"requestId": "i", "type": "Image", "request": {"url": "http://a.test/a.png"}}),
             ),
         );
-        assert!(!state.network_idle(Duration::ZERO), "an image still does");
+        assert!(!state.network_idle_in(Duration::ZERO).is_zero(), "an image still does");
     }
 
     #[test]
@@ -335,19 +344,25 @@ mod tests {
                 json!({"requestId": "9", "type": "XHR", "request": {"url": "http://cmp.test/poll"}}),
             ),
         );
-        assert!(!state.network_idle(Duration::ZERO));
+        assert!(!state.network_idle_in(Duration::ZERO).is_zero());
         state.apply(
             "P",
             true,
             &Event::new("Target.detachedFromTarget", json!({"sessionId": "F"})),
         );
-        assert!(state.network_idle(Duration::ZERO), "the frame's session ended with it");
+        assert!(
+            state.network_idle_in(Duration::ZERO).is_zero(),
+            "the frame's session ended with it"
+        );
     }
 
     #[test]
     fn network_idle_waits_for_every_request_and_a_quiet_period() {
         let mut state = PageState::default();
-        assert!(state.network_idle(NETWORK_IDLE_PERIOD), "nothing ever happened");
+        assert!(
+            state.network_idle_in(NETWORK_IDLE_PERIOD).is_zero(),
+            "nothing ever happened"
+        );
         state.apply(
             "P",
             true,
@@ -356,15 +371,18 @@ mod tests {
                 json!({"requestId": "1", "type": "Image", "request": {"url": "http://a.test/1.png"}}),
             ),
         );
-        assert!(!state.network_idle(Duration::ZERO), "a request is in flight");
+        assert!(
+            !state.network_idle_in(Duration::ZERO).is_zero(),
+            "a request is in flight"
+        );
         state.apply(
             "P",
             true,
             &Event::new("Network.loadingFinished", json!({"requestId": "1"})),
         );
-        assert!(state.network_idle(Duration::ZERO));
+        assert!(state.network_idle_in(Duration::ZERO).is_zero());
         assert!(
-            !state.network_idle(Duration::from_secs(60)),
+            !state.network_idle_in(Duration::from_secs(60)).is_zero(),
             "not quiet long enough yet"
         );
         state.apply(
@@ -383,7 +401,10 @@ mod tests {
                 json!({"requestId": "2", "request": {"url": "http://a.test/2"}}),
             ),
         );
-        assert!(state.network_idle(Duration::ZERO), "a failed request is over too");
+        assert!(
+            state.network_idle_in(Duration::ZERO).is_zero(),
+            "a failed request is over too"
+        );
     }
 
     #[test]
@@ -513,7 +534,7 @@ mod tests {
                 json!({"requestId": "D", "type": "Document", "frameId": "FRAME1", "request": {"url": "http://frame.test/"}}),
             ),
         );
-        assert!(!state.network_idle(Duration::ZERO));
+        assert!(!state.network_idle_in(Duration::ZERO).is_zero());
         // ... and the frame's own process finishes it.
         let attached = |session: &str, target: &str, kind: &str| {
             Event::new(
@@ -522,7 +543,7 @@ mod tests {
             )
         };
         state.apply("P", true, &attached("S1", "FRAME1", "iframe"));
-        assert!(state.network_idle(Duration::ZERO), "{:?}", state.in_flight);
+        assert!(state.network_idle_in(Duration::ZERO).is_zero(), "{:?}", state.in_flight);
         state.apply("S1", false, &attached("S2", "FRAME2", "iframe"));
         state.apply("P", true, &attached("W", "WORKER", "worker"));
         assert_eq!(

@@ -50,10 +50,13 @@ pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Screenshots and snapshots of big pages take seconds (FACTS: 4.6 s, 2.9 s).
 pub(crate) const HEAVY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Network idle: nothing in flight and nothing started or ended for this long.
-pub const NETWORK_IDLE_PERIOD: Duration = Duration::from_millis(200);
+pub const NETWORK_IDLE_PERIOD: Duration = Duration::from_millis(100);
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(10);
 const FONTS_TIMEOUT: Duration = Duration::from_secs(5);
 const POLL: Duration = Duration::from_millis(50);
+/// How often what the event task tells (the load event, the network's
+/// end) is looked at when its time is not known: reading it costs nothing.
+const QUICK_POLL: Duration = Duration::from_millis(5);
 /// How long a download's response may lag behind `Page.navigate`'s answer.
 const DOWNLOAD_RESPONSE_WAIT: Duration = Duration::from_secs(2);
 /// The worker's watcher in the page (see the file).
@@ -300,7 +303,7 @@ impl Page {
             if Instant::now() >= deadline {
                 return Err(self.stuck_or(timed_out()).await);
             }
-            tokio::time::sleep(POLL).await;
+            tokio::time::sleep(QUICK_POLL).await;
         }
     }
 
@@ -645,8 +648,12 @@ impl Page {
 
     /// Waits for network idle in every frame, until `deadline`.
     async fn network_quiet(&self, deadline: Instant) {
-        while Instant::now() < deadline && !self.crashed() && !self.state().network_idle(NETWORK_IDLE_PERIOD) {
-            tokio::time::sleep(POLL).await;
+        while Instant::now() < deadline && !self.crashed() {
+            let left = self.state().network_idle_in(NETWORK_IDLE_PERIOD);
+            if left.is_zero() {
+                break;
+            }
+            tokio::time::sleep(left.clamp(QUICK_POLL, POLL)).await;
         }
     }
 

@@ -15,10 +15,70 @@ pub const REVEAL_BUDGET: Duration = Duration::from_secs(3);
 const REVEAL_PAUSE: Duration = Duration::from_millis(100);
 /// How long the page may react to the scroll back to the top.
 const TOP_BUDGET: Duration = Duration::from_millis(1000);
-/// The page has stopped changing: no mutation, drawing or layout change
-/// for this long, waited for at most `QUIET_TIMEOUT`.
+/// No mutation, drawing or layout change for this long, with nothing else
+/// pending, and the page is still.
+pub const STILL_GAP: Duration = Duration::from_millis(100);
+/// No change for this long, and the page is still even with a timer due
+/// (a page that polls with short timeouts forever never changes).
 pub const PAGE_STILL_PERIOD: Duration = Duration::from_millis(500);
 pub const QUIET_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the page says of its motion (issue 52): instead of a fixed quiet
+/// interval after the last change, the signals that something is still
+/// to come are trusted. The page is still once it has not changed for
+/// [`STILL_GAP`], no web font is loading, and no short timeout it set is
+/// still due (a reaction scheduled for later: a menu that opens 300 ms
+/// after load); a timer holds it only until [`PAGE_STILL_PERIOD`] without
+/// change. The network's part (nothing in flight, none started or ended
+/// for `NETWORK_IDLE_PERIOD`) is the event task's, read beside it.
+/// Running animations and transitions are not waited for: the probe runs
+/// finite ones to their end and pauses the rest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Stillness {
+    /// Since the last mutation, drawing frame or change of the document's size.
+    still_ms: f64,
+    /// Until the last short timeout the page set is due (≤ 0: none due).
+    timer_due_in_ms: f64,
+    fonts_loading: bool,
+}
+
+impl Stillness {
+    /// The probe's `[stillMs, timerDueInMs, fontsLoading]`; a page
+    /// without the worker's script, or a probe it broke, is changing.
+    fn read(value: Option<Value>) -> Self {
+        let parsed = value
+            .as_ref()
+            .and_then(Value::as_array)
+            .and_then(|a| match a.as_slice() {
+                [still, due, fonts] => Some(Self {
+                    still_ms: still.as_f64()?,
+                    timer_due_in_ms: due.as_f64()?,
+                    fonts_loading: fonts.as_bool()?,
+                }),
+                _ => None,
+            });
+        parsed.unwrap_or(Self {
+            still_ms: 0.0,
+            timer_due_in_ms: 0.0,
+            fonts_loading: false,
+        })
+    }
+
+    /// How long until the page is still if nothing changes meanwhile:
+    /// zero when it is.
+    fn left(&self) -> Duration {
+        let ms = |ms: f64| Duration::from_millis(ms.max(0.0).ceil() as u64);
+        let gap = ms(STILL_GAP.as_millis() as f64 - self.still_ms);
+        let whole = ms(PAGE_STILL_PERIOD.as_millis() as f64 - self.still_ms);
+        let timer = ms(self.timer_due_in_ms).min(whole);
+        let fonts = if self.fonts_loading {
+            whole.max(POLL)
+        } else {
+            Duration::ZERO
+        };
+        gap.max(timer).max(fonts)
+    }
+}
 
 impl Page {
     /// The scroll pass (SPEC §11): the page scrolled from top to bottom in
@@ -138,11 +198,7 @@ impl Page {
     /// Runs finite CSS animations and transitions to their end and pauses
     /// infinite ones and playing media where they are (a player's time
     /// display would otherwise change the DOM for as long as its video
-    /// plays), until the page has stopped changing for
-    /// [`PAGE_STILL_PERIOD`] (no DOM mutation, no change of the document's
-    /// size, the network idle, no drawing animation frame in a run's first 600 ms;
-    /// a render loop's later frames and a playing video's stream are
-    /// motion, which does not hold it) or
+    /// plays), until the page is known to be still ([`Stillness`]) or
     /// [`QUIET_TIMEOUT`] has passed. A probe the page breaks counts as
     /// "still changing". Asked again when nothing changed since, it ends
     /// at its first look.
@@ -160,23 +216,22 @@ impl Page {
             }
             const s = window.__pageImportCapture;
             const d = document.documentElement;
-            if (!s || !d) return 0;
+            if (!s || !d) return null;
             const size = d.scrollWidth + 'x' + d.scrollHeight;
-            if (size !== s.size) { s.size = size; s.lastChange = performance.now(); }
-            return performance.now() - s.lastChange;
+            const now = performance.now();
+            if (size !== s.size) { s.size = size; s.lastChange = now; }
+            const fonts = document.fonts && document.fonts.status === 'loading';
+            return [now - s.lastChange, s.timerDue - now, !!fonts];
         })()"#;
         let deadline = Instant::now() + QUIET_TIMEOUT;
         loop {
-            let still_ms = self.probe(PROBE).await?.and_then(|v| v.as_f64()).unwrap_or(0.0);
-            let still =
-                still_ms >= PAGE_STILL_PERIOD.as_millis() as f64 && self.state().network_idle(NETWORK_IDLE_PERIOD);
-            if still || Instant::now() >= deadline {
+            let page = Stillness::read(self.probe(PROBE).await?);
+            let network = self.state().network_idle_in(NETWORK_IDLE_PERIOD);
+            let left = page.left().max(network);
+            if left.is_zero() || Instant::now() >= deadline {
                 break;
             }
-            // Asked again when the page will have been still long enough
-            // if nothing changes meanwhile, at most a poll away.
-            let left = Duration::from_millis((PAGE_STILL_PERIOD.as_millis() as f64 - still_ms).max(0.0) as u64);
-            tokio::time::sleep(left.clamp(Duration::from_millis(10), POLL)).await;
+            tokio::time::sleep(left.clamp(Duration::from_millis(5), POLL)).await;
         }
         Ok(())
     }
@@ -203,5 +258,48 @@ impl Page {
         )
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn page(still_ms: f64, timer_due_in_ms: f64, fonts_loading: bool) -> Stillness {
+        Stillness::read(Some(json!([still_ms, timer_due_in_ms, fonts_loading])))
+    }
+
+    #[test]
+    fn a_page_with_nothing_pending_is_still_after_the_gap_not_the_period() {
+        assert_eq!(page(150.0, -2_000.0, false).left(), Duration::ZERO);
+        assert_eq!(page(40.0, -2_000.0, false).left(), Duration::from_millis(60));
+    }
+
+    #[test]
+    fn a_timer_due_holds_the_page_until_it_is_due_within_the_period() {
+        assert_eq!(page(150.0, 300.0, false).left(), Duration::from_millis(300));
+        // Polling forever with short timeouts while nothing changes.
+        assert_eq!(page(450.0, 300.0, false).left(), Duration::from_millis(50));
+        assert_eq!(page(500.0, 300.0, false).left(), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_font_loading_holds_the_page() {
+        assert!(page(150.0, 0.0, true).left() >= Duration::from_millis(350));
+        assert!(!page(900.0, 0.0, true).left().is_zero(), "as long as it loads");
+    }
+
+    #[test]
+    fn a_probe_the_page_broke_reads_as_changing() {
+        for broken in [
+            None,
+            Some(json!(null)),
+            Some(json!([1.0, 2.0])),
+            Some(json!(["a", 0, false])),
+        ] {
+            assert_eq!(Stillness::read(broken).left(), STILL_GAP);
+        }
     }
 }
