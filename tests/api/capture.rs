@@ -378,15 +378,7 @@ async fn the_same_message_delivered_twice_completes_once_and_is_answered_as_a_re
     let message = app.receive(&app.page_import_queue_url, 1).await.remove(0);
     let send = |body: Value| {
         let app = &app;
-        async move {
-            app.sqs
-                .send_message()
-                .queue_url(&app.page_import_queue_url)
-                .message_body(body.to_string())
-                .send()
-                .await
-                .unwrap();
-        }
+        async move { app.send_to_worker(&body).await }
     };
     // A message that is no job of any version is logged and deleted.
     send(json!({"hello": "worker"})).await;
@@ -553,13 +545,7 @@ async fn a_message_arriving_while_the_worker_stops_is_handed_back_at_once(pool: 
         worker.log_text()
     );
     let body = json!({"schemaVersion": 1, "sent": "while stopping"});
-    app.sqs
-        .send_message()
-        .queue_url(&app.page_import_queue_url)
-        .message_body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    app.send_to_worker(&body).await;
     assert_eq!(
         worker.exited(Duration::from_secs(40)).await,
         Some(0),

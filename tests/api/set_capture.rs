@@ -106,13 +106,7 @@ async fn dispatch_as_a_set(app: &TestApp, tenant: &Tenant, url: &str, shared: Va
 }
 
 async fn send(app: &TestApp, message: &Value) {
-    app.sqs
-        .send_message()
-        .queue_url(&app.page_import_queue_url)
-        .message_body(message.to_string())
-        .send()
-        .await
-        .unwrap();
+    app.send_to_worker(message).await;
 }
 
 /// The members' ids and the set's message, not sent yet.
@@ -323,13 +317,7 @@ async fn a_message_of_a_schema_version_the_worker_does_not_know_is_never_deleted
         .await
         .unwrap();
     let newer = json!({"schemaVersion": 99, "pageImportId": "from-a-newer-service", "nonce": "n0nce-s3cret"});
-    app.sqs
-        .send_message()
-        .queue_url(&app.page_import_queue_url)
-        .message_body(newer.to_string())
-        .send()
-        .await
-        .unwrap();
+    app.send_to_worker(&newer).await;
 
     let worker = WorkerProcess::start(&app, &[], &[]);
     let arrived = app.receive_within(&dead_letters, 1, Duration::from_secs(60)).await;

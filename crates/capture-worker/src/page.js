@@ -290,6 +290,17 @@
     Observer.prototype = RO.prototype;
     w.ResizeObserver = Observer;
   }
+  // The page's animations, those in the shadow roots it attached too
+  // (`document.getAnimations()` does not reach into them): a banner
+  // sliding up inside a web component is run to its end like any other.
+  state.animations = () => {
+    const all = new Set(document.getAnimations());
+    for (const ref of shadowRoots) {
+      const root = ref.deref();
+      if (root) for (const a of root.getAnimations()) all.add(a);
+    }
+    return all;
+  };
   // And no transition starts once it is frozen: one that the screenshot's
   // own layout starts (a navbar whose transition is set inside a width
   // query) would be drawn at its first frame. A sheet of the worker's,

@@ -551,6 +551,18 @@ impl TestApp {
         self.import_with(tenant, url, settings).await
     }
 
+    /// Puts `body` on the capture queue as the service would, for the
+    /// worker to read.
+    pub async fn send_to_worker(&self, body: &Value) {
+        self.sqs
+            .send_message()
+            .queue_url(&self.page_import_queue_url)
+            .message_body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+    }
+
     /// Creates an import of `url` at 800×600 @2 with `settings`' fields
     /// (a `viewport`, SPEC §14's …) and returns its id.
     pub async fn import_with(&self, tenant: &Tenant, url: &str, settings: Value) -> String {

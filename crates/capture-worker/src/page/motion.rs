@@ -204,7 +204,8 @@ impl Page {
     /// at its first look.
     pub async fn quiet(&self) -> Result<(), Failure> {
         const PROBE: &str = r#"(() => {
-            for (const a of document.getAnimations()) {
+            const s = window.__pageImportCapture;
+            for (const a of (s ? s.animations() : document.getAnimations())) {
                 try {
                     if (a.playState !== 'running') continue;
                     const t = a.effect && a.effect.getComputedTiming();
@@ -214,7 +215,6 @@ impl Page {
             for (const m of document.querySelectorAll('video, audio')) {
                 try { if (!m.paused) m.pause(); } catch (e) {}
             }
-            const s = window.__pageImportCapture;
             const d = document.documentElement;
             if (!s || !d) return null;
             const size = d.scrollWidth + 'x' + d.scrollHeight;
@@ -251,7 +251,7 @@ impl Page {
             r#"(s => {
                 if (s) s.frozen = true;
                 for (const m of document.querySelectorAll('video, audio')) { try { m.pause(); } catch (e) {} }
-                try { for (const a of document.getAnimations()) a.pause(); } catch (e) {}
+                try { for (const a of (s ? s.animations() : document.getAnimations())) a.pause(); } catch (e) {}
                 if (s) s.still();
                 return true;
             })(window.__pageImportCapture)"#,
