@@ -19,6 +19,11 @@
     // must match for a rule with that state to apply to it, and whether
     // some rule applies to any element.
     compounds: {}, any: {},
+    // Per state: what its rules declare, by compound (`anyDeclared`: of
+    // the rules that may apply to any element); then the indexes into
+    // `names` a read under it needs, for any element (`anyReads`) and for
+    // those matching a group's selector (`reads`); null: all of them.
+    declared: {}, anyDeclared: {}, anyReads: {}, reads: {},
     els: [],
     // Nodes named in answers; `[element, pseudo]` pairs.
     nodes: [], known: new Map(),
@@ -73,21 +78,28 @@
     }
   }
 
-  // The state compounds of one selector.
-  function learnStates(selector) {
+  // The state compounds of one selector, and what its rule declares.
+  function learnStates(selector, rule) {
     for (const complex of split(selector, ',')) {
       for (const compound of split(complex, ' >+~\n\t')) {
         for (const s of STATES) {
           const re = pseudoRe[s];
           re.lastIndex = 0;
           if (!re.test(compound)) continue;
+          const declare = (set) => { for (let i = 0; i < rule.style.length; i++) set.add(rule.style[i]); };
           re.lastIndex = 0;
           const top = topLevel(compound);
-          if (!re.test(top) || /:host|::slotted|::part|&/.test(compound)) { L.any[s] = true; continue; }
+          if (!re.test(top) || /:host|::slotted|::part|&/.test(compound)) {
+            L.any[s] = true;
+            declare(L.anyDeclared[s]);
+            continue;
+          }
           re.lastIndex = 0;
           const stripped = compound.replace(re, '').replace(PSEUDO_ELEMENT, '') || '*';
           try { document.documentElement.matches(stripped); } catch (e) { continue; }
           L.compounds[s].add(stripped);
+          if (!L.declared[s].has(stripped)) L.declared[s].set(stripped, new Set());
+          declare(L.declared[s].get(stripped));
         }
       }
     }
@@ -169,13 +181,19 @@
 
   // sheets: [{text, owner}] (owner: index into owners, or -1); names:
   // styleNames. Returns the tokens.
-  L.init = function (sheets, names, owners) {
+  L.init = function (sheets, names, complete, owners) {
     L.names = names;
-    for (const s of STATES) { L.compounds[s] = new Set(); L.any[s] = false; }
+    for (const s of STATES) {
+      L.compounds[s] = new Set(); L.any[s] = false; L.declared[s] = new Map(); L.anyDeclared[s] = new Set();
+    }
     // Chromium's own sheet: every element gets a focus ring, a link its
-    // active colour, a button its pressed border.
+    // active colour, a button its pressed border (what the pressed look
+    // of a button or field changes is Chromium's: all of it is read).
     L.any['focus-visible'] = true;
+    L.anyDeclared['focus-visible'] = new Set(['outline-color', 'outline-style', 'outline-width', 'outline-offset']);
     for (const c of [':any-link', 'button', 'input']) L.compounds.active.add(c);
+    L.declared.active.set(':any-link', new Set(['color']));
+    L.declared.active.set('button, input', new Set(['all']));
     const parsed = [];
     for (const { text, owner } of sheets) {
       const sheet = new CSSStyleSheet();
@@ -184,9 +202,23 @@
       try { scope = owner >= 0 && owners[owner] ? owners[owner].getRootNode() : null; } catch (e) {}
       if (scope && scope !== document && !(scope instanceof ShadowRoot)) scope = null;
       parsed.push({ sheet, scope: scope || document });
-      walk(sheet.cssRules, '', true, (rule, selector) => learnStates(selector));
+      walk(sheet.cssRules, '', true, (rule, selector) => learnStates(selector, rule));
     }
-    for (const s of STATES) L.compounds[s] = [...L.compounds[s]].join(', ');
+    for (const s of STATES) {
+      L.compounds[s] = [...L.compounds[s]].join(', ');
+      // Sheets left out (too large to read): any element, every property.
+      if (!complete) L.any[s] = true;
+      L.anyReads[s] = complete ? readsFor(L.anyDeclared[s]) : null;
+      // The compounds grouped by what a read under them needs.
+      const groups = new Map();
+      for (const [compound, declared] of L.declared[s]) {
+        const at = readsFor(declared);
+        const key = JSON.stringify(at);
+        if (!groups.has(key)) groups.set(key, { at, compounds: [] });
+        groups.get(key).compounds.push(compound);
+      }
+      L.reads[s] = [...groups.values()].map(g => ({ at: g.at, selector: g.compounds.join(', ') }));
+    }
     return tokens(parsed);
   };
 
@@ -203,9 +235,39 @@
     });
   };
 
-  function read([node, pseudo]) {
+  // What a state's rules can change without changing any other computed
+  // value: what they paint, not how anything is laid out. A state whose
+  // rules declare only these is read for them and their kin alone (below);
+  // any other declaration (a size, a font, a custom property, which any
+  // value may use) and every property is read.
+  const PAINT_ONLY = new RegExp('^(' + [
+    'color', 'opacity', 'cursor', 'visibility', 'filter', 'backdrop-filter', 'mix-blend-mode', 'z-index',
+    'pointer-events', 'user-select', 'caret-color', 'accent-color', 'clip-path', 'mask-image', 'fill',
+    'fill-opacity', 'stroke', 'stroke-opacity', 'box-shadow', 'text-shadow', 'transform', 'transform-origin',
+    'translate', 'rotate', 'scale', 'background-[a-z-]+', 'border-[a-z-]*color', 'outline-[a-z-]+',
+    'text-decoration-[a-z-]+', 'text-underline-[a-z-]+', 'text-emphasis-color', '-webkit-text-fill-color',
+    '-webkit-text-stroke-color', '-webkit-tap-highlight-color', 'transition-[a-z-]+',
+  ].join('|') + ')$');
+  // Declared in one, read in all: a shorthand's longhands, logical and
+  // physical sides, an outline's style and width.
+  const KIN = [/^background-/, /^border-.*color$/, /^outline-/, /^(text-decoration|text-underline)-/, /^transition-/,
+    /^(transform|translate|rotate|scale)$/];
+  // What `currentcolor` reaches when `color` changes.
+  const CURRENT_COLOR = /color|shadow|fill|stroke|image/;
+  function readsFor(declared) {
+    for (const d of declared) if (!PAINT_ONLY.test(d)) return null;
+    const kin = KIN.filter(k => [...declared].some(d => k.test(d)));
+    const out = [];
+    L.names.forEach((n, i) => {
+      if (declared.has(n) || kin.some(k => k.test(n)) || (declared.has('color') && CURRENT_COLOR.test(n))) out.push(i);
+    });
+    return out;
+  }
+
+  // The values of properties `at` (indexes into `names`; all when null).
+  function read([node, pseudo], at) {
     const style = getComputedStyle(node, pseudo);
-    return L.names.map(n => style.getPropertyValue(n));
+    return at ? at.map(p => style.getPropertyValue(L.names[p])) : L.names.map(n => style.getPropertyValue(n));
   }
 
   // What is read of element `i` and under it: itself, its generated
@@ -241,13 +303,25 @@
     }
   }
 
-  // Element `i` at rest.
-  L.prepare = function (i) {
+  // Element `i` at rest, to be read under the states of `mask` (a bit per
+  // state of STATES): only what their rules can change is read.
+  L.prepare = function (i, mask) {
     const el = L.els[i];
     L.current = { el, before: new Set(el.getAnimations({ subtree: true })) };
+    const join = (a, b) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
+    let at = [];
+    STATES.forEach((s, k) => {
+      if (!(mask & (1 << k))) return;
+      at = join(at, L.anyReads[s]);
+      for (const g of L.reads[s]) {
+        if (at === null) return;
+        try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
+      }
+    });
+    L.current.at = at === null ? null : at.sort((a, b) => a - b);
     const t = targets(el);
     L.current.targets = t;
-    L.current.rest = t.map(read);
+    L.current.rest = t.map(target => read(target, at));
     return t.length;
   };
 
@@ -258,10 +332,10 @@
     settle();
     const changes = [];
     c.targets.forEach((t, k) => {
-      const now = read(t);
+      const now = read(t, c.at);
       let styles = null;
       now.forEach((v, p) => {
-        if (v !== c.rest[k][p]) (styles = styles || {})[L.names[p]] = v;
+        if (v !== c.rest[k][p]) (styles = styles || {})[L.names[c.at ? c.at[p] : p]] = v;
       });
       if (styles) changes.push([ref(t[0], t[1] ? t[1].slice(2) : null), styles]);
     });

@@ -40,7 +40,8 @@ pub const STATES_BUDGET: Duration = Duration::from_millis(1500);
 /// the rules): past them, the cut is said.
 const MAX_CANDIDATES: usize = 1500;
 /// The style sheets' text read at most, in all: past it, sheets are left
-/// out (their tokens unknown, their states taken as any element's).
+/// out (their tokens unknown, their states taken as any element's, every
+/// property read under them).
 const MAX_SHEET_BYTES: usize = 16 * 1024 * 1024;
 /// CDP calls in flight at once where the order does not matter.
 const IN_FLIGHT: usize = 64;
@@ -143,6 +144,7 @@ impl Page {
         let mut sheets = Vec::new();
         let mut owner_ids: Vec<&str> = Vec::new();
         let mut bytes = 0;
+        let mut complete = true;
         for (text, owner) in texts.into_iter().zip(&owners) {
             let Ok(text) = text else {
                 // A sheet removed since it was reported.
@@ -151,6 +153,7 @@ impl Page {
             bytes += text.text.len();
             if bytes > MAX_SHEET_BYTES {
                 tracing::debug!("the page's style sheets are too large to read in full; the rest are left out");
+                complete = false;
                 break;
             }
             let owner = match owner {
@@ -169,12 +172,15 @@ impl Page {
             Argument::Value {
                 value: serde_json::json!(STYLE_NAMES),
             },
+            Argument::Value {
+                value: Value::Bool(complete),
+            },
         ];
         arguments.extend(owner_ids.iter().map(|id| Argument::Object { object_id: id }));
         let init = CallInWorld {
             execution_context_id: world,
             function_declaration:
-                "function (sheets, names, ...owners) { return __pageImportLooks.init(sheets, names, owners); }",
+                "function (sheets, names, complete, ...owners) { return __pageImportLooks.init(sheets, names, complete, owners); }",
             arguments,
             return_by_value: true,
         };

@@ -52,6 +52,9 @@ struct Examined {
     backend_node_id: i64,
     node_id: i64,
     index: usize,
+    /// The states to force, a bit each in `InteractionState::ALL`'s order
+    /// (`looks.js`'s `STATES`).
+    mask: u32,
     states: Vec<InteractionState>,
 }
 
@@ -156,6 +159,7 @@ impl Page {
                 backend_node_id: *backend_node_id,
                 node_id: *node_id,
                 index,
+                mask,
                 states: InteractionState::ALL
                     .iter()
                     .enumerate()
@@ -171,7 +175,7 @@ impl Page {
     async fn examine_chunk(&self, world: i64, chunk: &[Examined], reads: &mut Reads) -> Result<(), CdpError> {
         let prepare: Vec<String> = chunk
             .iter()
-            .map(|e| format!("__pageImportLooks.prepare({})", e.index))
+            .map(|e| format!("__pageImportLooks.prepare({}, {})", e.index, e.mask))
             .collect();
         let mut steps: Vec<Step<'_>> = Vec::new();
         // Which step's answer is which element's read under which state.
