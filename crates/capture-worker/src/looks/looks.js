@@ -27,7 +27,8 @@
     els: [],
     // Nodes named in answers; `[element, pseudo]` pairs.
     nodes: [], known: new Map(),
-    current: null,
+    // The elements of the chunk under way, at rest, by index.
+    prepared: new Map(), lifted: [],
   };
   globalThis.__pageImportLooks = L;
 
@@ -291,8 +292,7 @@
 
   // Finishes what the element's states started (transitions run to their
   // end, animations at their start), the page's own animations untouched.
-  function settle() {
-    const c = L.current;
+  function settle(c) {
     if (!c) return;
     for (const a of c.el.getAnimations({ subtree: true })) {
       if (c.before.has(a)) continue;
@@ -304,10 +304,13 @@
   }
 
   // Element `i` at rest, to be read under the states of `mask` (a bit per
-  // state of STATES): only what their rules can change is read.
+  // state of STATES): only what their rules can change is read. A chunk's
+  // elements are all prepared before any is forced: the page at rest is
+  // one style for all of them.
   L.prepare = function (i, mask) {
     const el = L.els[i];
-    L.current = { el, before: new Set(el.getAnimations({ subtree: true })) };
+    const c = { el, before: new Set(el.getAnimations({ subtree: true })) };
+    L.prepared.set(i, c);
     const join = (a, b) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
     let at = [];
     STATES.forEach((s, k) => {
@@ -318,18 +321,18 @@
         try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
       }
     });
-    L.current.at = at === null ? null : at.sort((a, b) => a - b);
-    const t = targets(el);
-    L.current.targets = t;
-    L.current.rest = t.map(target => read(target, at));
-    return t.length;
+    c.at = at === null ? null : at.sort((a, b) => a - b);
+    c.targets = targets(el);
+    c.rest = c.targets.map(target => read(target, c.at));
+    return c.targets.length;
   };
 
   // Under the forced state: [[node ref, {property: value}]] of what changed.
-  L.read = function () {
-    const c = L.current;
+  L.read = function (i) {
+    const c = L.prepared.get(i);
     if (!c) return [];
-    settle();
+    settleLifted();
+    settle(c);
     const changes = [];
     c.targets.forEach((t, k) => {
       const now = read(t, c.at);
@@ -342,10 +345,21 @@
     return changes;
   };
 
-  // Back at rest.
-  L.done = function () {
-    settle();
-    L.current = null;
+  // Back at rest. What the lift starts is finished at the next read or at
+  // the chunk's end: settling here would recalculate the page's style once
+  // more per element.
+  L.done = function (i) {
+    if (L.prepared.has(i)) L.lifted.push(L.prepared.get(i));
+    L.prepared.delete(i);
+    return true;
+  };
+  function settleLifted() {
+    for (const c of L.lifted) settle(c);
+    L.lifted = [];
+  }
+  // The chunk's end.
+  L.finish = function () {
+    settleLifted();
     return true;
   };
 

@@ -173,23 +173,41 @@ impl Page {
     /// Sends every step of `chunk`'s elements in order without waiting
     /// between them, then gathers the reads.
     async fn examine_chunk(&self, world: i64, chunk: &[Examined], reads: &mut Reads) -> Result<(), CdpError> {
-        let prepare: Vec<String> = chunk
+        let calls: Vec<[String; 3]> = chunk
             .iter()
-            .map(|e| format!("__pageImportLooks.prepare({}, {})", e.index, e.mask))
+            .map(|e| {
+                [
+                    format!("__pageImportLooks.prepare({}, {})", e.index, e.mask),
+                    format!("__pageImportLooks.read({})", e.index),
+                    format!("__pageImportLooks.done({})", e.index),
+                ]
+            })
             .collect();
         let mut steps: Vec<Step<'_>> = Vec::new();
+        // Each force or lift leaves the whole document's style to
+        // recalculate (decision 0046), so as few follow one another as can:
+        // the chunk's elements are read at rest first, all under one style;
+        // then each element's states follow one another with no lift
+        // between them (a state's forcing replaces the one before), one
+        // lift after its last, and what the lift started is finished at the
+        // next element's first read rather than by a read of its own.
+        for [prepare, ..] in &calls {
+            steps.push(self.evaluate_in(world, prepare));
+        }
         // Which step's answer is which element's read under which state.
         let mut read_steps = Vec::new();
-        for (element, prepare) in chunk.iter().zip(&prepare) {
-            steps.push(self.evaluate_in(world, prepare));
+        for (element, [_, read, done]) in chunk.iter().zip(&calls) {
             for state in &element.states {
                 steps.push(self.force(element.node_id, forced(*state)));
                 read_steps.push((steps.len(), element.backend_node_id, *state));
-                steps.push(self.evaluate_in(world, "__pageImportLooks.read()"));
+                steps.push(self.evaluate_in(world, read));
+            }
+            if !element.states.is_empty() {
                 steps.push(self.force(element.node_id, &[]));
             }
-            steps.push(self.evaluate_in(world, "__pageImportLooks.done()"));
+            steps.push(self.evaluate_in(world, done));
         }
+        steps.push(self.evaluate_in(world, "__pageImportLooks.finish()"));
         // Each step is sent when first polled: polled once each in order,
         // they are sent in order.
         for step in steps.iter_mut() {
