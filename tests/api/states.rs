@@ -48,6 +48,9 @@ input.field { border: 1px solid rgb(128, 128, 128) }
 input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.3) 0px 0px 0px 3px }
 .plain { outline: none }
 .still:hover { color: red }
+.lift { display: block; width: 200px }
+.lift:hover { transform: translateY(-4px) }
+.badge { position: absolute; right: 0; width: 50% }
 </style></head><body>
 <a class="nav" id="link1" href="#one">One</a> <a class="nav" id="link2" href="#two">Two</a>
 <button class="btn" id="btn"><span id="btnlabel">Buy</span></button>
@@ -57,10 +60,13 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 <input class="field" id="field">
 <div role="button" class="plain" id="plain">Plain</div>
 <div class="still" id="still">Still</div>
+<a class="lift" id="lift" href="#lift">Lift <span class="badge" id="badge">New</span></a>
 </body></html>"##;
 
 /// The interactive elements of [`STATES_PAGE`], in document order.
-const INTERACTIVE: [&str; 8] = ["link1", "link2", "btn", "fake", "card", "menu", "field", "plain"];
+const INTERACTIVE: [&str; 9] = [
+    "link1", "link2", "btn", "fake", "card", "menu", "field", "plain", "lift",
+];
 
 /// A completed capture of `site`'s `/` by a worker that may also reach
 /// `others`, its manifest, and the app that stored it.
@@ -214,7 +220,8 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
     }
     // What the page says, spot-checked: the transition ran to its end, the
     // parent's hover reached the icon and its generated content, the
-    // field's focus ring, and nothing for the plain button.
+    // field's focus ring, the lift's badge, and nothing for the plain
+    // button.
     let btn = captured_changes(&m, "btn", "hover").expect("the button's hover");
     assert_eq!(btn["btn"]["background-color"], "rgb(0, 200, 0)");
     let menu = captured_changes(&m, "menu", "hover").expect("the menu's hover");
@@ -222,6 +229,10 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
     assert_eq!(menu["icon::after"]["color"], "rgb(0, 128, 0)");
     let field = captured_changes(&m, "field", "focus-visible").expect("the field's focus");
     assert_eq!(field["field"]["border-top-color"], "rgb(0, 0, 255)");
+    // A transform is the containing block of its positioned descendants:
+    // the badge, half the viewport wide at rest, is half the lifted link.
+    let lift = captured_changes(&m, "lift", "hover").expect("the lift's hover");
+    assert_eq!(lift["badge"]["width"], "100px", "{lift:?}");
     for (state, _) in STATES {
         assert_eq!(captured_changes(&m, "plain", state), None, "plain {state}");
     }

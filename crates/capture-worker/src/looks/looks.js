@@ -253,6 +253,10 @@
   // physical sides, an outline's style and width.
   const KIN = [/^background-/, /^border-.*color$/, /^outline-/, /^(text-decoration|text-underline)-/, /^transition-/,
     /^(transform|translate|rotate|scale)$/];
+  // What paints but also makes the element the containing block of its
+  // absolutely and fixed positioned descendants, whose sizes and offsets
+  // then change with it.
+  const CONTAINING = /^(transform|translate|rotate|scale|filter|backdrop-filter)$/;
   // What `currentcolor` reaches when `color` changes.
   const CURRENT_COLOR = /color|shadow|fill|stroke|image/;
   function readsFor(declared) {
@@ -321,8 +325,11 @@
         try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
       }
     });
-    c.at = at === null ? null : at.sort((a, b) => a - b);
     c.targets = targets(el);
+    const contains = at !== null && at.some(p => CONTAINING.test(L.names[p]));
+    const positioned = ([node, pseudo]) => ['absolute', 'fixed'].includes(getComputedStyle(node, pseudo).position);
+    if (contains && c.targets.some((t, k) => k > 0 && positioned(t))) at = null;
+    c.at = at === null ? null : at.sort((a, b) => a - b);
     c.rest = c.targets.map(target => read(target, c.at));
     return c.targets.length;
   };
