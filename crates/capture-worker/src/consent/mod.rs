@@ -474,6 +474,17 @@ impl Consent {
             _ => false,
         };
         let outcome = outcome(&self.log(), still_up);
+        {
+            let log = self.log();
+            tracing::debug!(
+                cmp = popup.as_ref().map(|p| p.cmp.as_str()),
+                opted_out = ?log.opted_out,
+                cosmetic = ?log.done_cosmetic,
+                still_up,
+                ?outcome,
+                "the rules' part of consent ended"
+            );
+        }
         if let (Some(popup), ConsentOutcome::Hidden) = (&popup, outcome) {
             if let Err(e) = evaluate(cdp, &popup.session, popup.context, scripts::HIDE, timeout).await {
                 tracing::warn!(error = %e, cmp = %popup.cmp, "the consent popup could not be hidden");

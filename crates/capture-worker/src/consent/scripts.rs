@@ -97,12 +97,54 @@ pub fn engine() -> &'static str {
 }
 
 /// In the world, after the opt-out: whether the CMP's popup is still up
-/// (autoconsent's own check of its rule, bounded).
+/// for a reader. autoconsent's own check of its rule (`detectPopup`, each
+/// call bounded to 300 ms) says "up" for any element in the layout, and a
+/// CMP that closes by fading keeps its dialog there: vanilla-cookieconsent's
+/// modal ends at `visibility: hidden` inside its fixed container, which
+/// autoconsent still counts as visible. So the popup is up only while an
+/// element the rule looks at (its `visible` and `exists` selectors), or one
+/// inside it, draws a box a reader sees (an area, `visibility: visible`,
+/// not faded out); and a popup that is closing is given up to 1 s to
+/// finish (its transition; polled every 50 ms). A rule with no such
+/// selectors (a CMP drawn by code) keeps autoconsent's answer.
 pub const POPUP_STILL_UP: &str = r#"(async () => {
-  const cmp = window.__autoconsent && window.__autoconsent.foundCmp;
+  const ac = window.__autoconsent;
+  const cmp = ac && ac.foundCmp;
   if (!cmp) return false;
-  const up = cmp.detectPopup().then((v) => !!v, () => false);
-  return Promise.race([up, new Promise((r) => setTimeout(() => r(false), 300))]);
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const detected = () => Promise.race([cmp.detectPopup().then((v) => !!v, () => false), sleep(300).then(() => false)]);
+  const selectors = ((cmp.rule && cmp.rule.detectPopup) || [])
+    .flatMap((step) => [step.visible, step.exists])
+    .filter(Boolean);
+  const faded = (el) => {
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement || (e.getRootNode() && e.getRootNode().host)) {
+      if (parseFloat(getComputedStyle(e).opacity) < 0.05) return true;
+    }
+    return false;
+  };
+  const drawn = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 1 && r.height > 1 && getComputedStyle(el).visibility === "visible" && !faded(el);
+  };
+  const seen = (root) => {
+    if (drawn(root)) return true;
+    const all = root.querySelectorAll("*");
+    for (let i = 0; i < all.length && i < 500; i++) if (drawn(all[i])) return true;
+    return false;
+  };
+  const up = async () => {
+    if (!(await detected())) return false;
+    if (!selectors.length) return true;
+    return selectors.some((s) => {
+      try { return ac.domActions.elementSelector(s).some(seen); } catch (e) { return true; }
+    });
+  };
+  const until = performance.now() + 1000;
+  while (await up()) {
+    if (performance.now() >= until) return true;
+    await sleep(50);
+  }
+  return false;
 })()"#;
 
 /// In the world: hides the CMP's elements (its rule's own selectors, and
