@@ -51,6 +51,11 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 .lift { display: block; width: 200px }
 .lift:hover { transform: translateY(-4px) }
 .badge { position: absolute; right: 0; width: 50% }
+.chip { border: 1px solid rgb(0, 0, 0); background: white }
+.chip:hover { background-color: rgb(255, 200, 0) }
+.chip[data-tone="warm"]:hover { background-color: rgb(255, 100, 0) }
+.row a:nth-child(2):hover { color: rgb(128, 0, 128) }
+#chip3:focus-visible { outline: 3px dashed rgb(0, 128, 0) }
 </style></head><body>
 <a class="nav" id="link1" href="#one">One</a> <a class="nav" id="link2" href="#two">Two</a>
 <button class="btn" id="btn"><span id="btnlabel">Buy</span></button>
@@ -61,11 +66,18 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 <div role="button" class="plain" id="plain">Plain</div>
 <div class="still" id="still">Still</div>
 <a class="lift" id="lift" href="#lift">Lift <span class="badge" id="badge">New</span></a>
+<button class="chip" id="chip1">One</button><button class="chip" id="chip2">Two</button>
+<button class="chip" id="chip3">Three</button><button class="chip" id="chip4" data-tone="warm">Four</button>
+<div class="row"><a class="nav" id="row1" href="#r">A</a><a class="nav" id="row2" href="#r">B</a><a class="nav" id="row3" href="#r">C</a></div>
 </body></html>"##;
 
-/// The interactive elements of [`STATES_PAGE`], in document order.
-const INTERACTIVE: [&str; 9] = [
-    "link1", "link2", "btn", "fake", "card", "menu", "field", "plain", "lift",
+/// The interactive elements of [`STATES_PAGE`], in document order. The
+/// chips and the row's links are alike but for what one rule names (an
+/// attribute's value, an id, a place among siblings): each must have its
+/// own looks, not the first alike's.
+const INTERACTIVE: [&str; 16] = [
+    "link1", "link2", "btn", "fake", "card", "menu", "field", "plain", "lift", "chip1", "chip2", "chip3", "chip4",
+    "row1", "row2", "row3",
 ];
 
 /// A completed capture of `site`'s `/` by a worker that may also reach

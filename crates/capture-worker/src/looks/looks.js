@@ -29,6 +29,13 @@
     nodes: [], known: new Map(),
     // The elements of the chunk under way, at rest, by index.
     prepared: new Map(), lifted: [],
+    // Alike elements (`kinds`): the attribute names some selector names
+    // (their values tell elements apart), whether a state's rule looks at
+    // an element's place among its siblings, and each element's reads by
+    // the bit of their state, kept for the elements alike to it.
+    attrs: new Set(['class', 'style', 'type', 'role', 'tabindex', 'disabled', 'checked', 'open', 'lang', 'dir',
+      'contenteditable', 'hidden', 'slot', 'part']),
+    ids: new Set(), structural: false, answers: new Map(),
   };
   globalThis.__pageImportLooks = L;
 
@@ -79,9 +86,16 @@
     }
   }
 
+  const ATTRIBUTE = /\[\s*(?:[\w-]*\|)?([\w-]+)/g;
+  const ID = /#((?:[\w-]|\\.)+)/g;
+  const STRUCTURAL = /:(nth-|first-|last-|only-|empty|has\()|[+~]/;
+
   // The state compounds of one selector, and what its rule declares.
   function learnStates(selector, rule) {
     for (const complex of split(selector, ',')) {
+      if (!L.structural && STATES.some(s => { pseudoRe[s].lastIndex = 0; return pseudoRe[s].test(complex); })) {
+        L.structural = STRUCTURAL.test(complex.replace(/"[^"]*"|'[^']*'/g, ''));
+      }
       for (const compound of split(complex, ' >+~\n\t')) {
         for (const s of STATES) {
           const re = pseudoRe[s];
@@ -203,7 +217,12 @@
       try { scope = owner >= 0 && owners[owner] ? owners[owner].getRootNode() : null; } catch (e) {}
       if (scope && scope !== document && !(scope instanceof ShadowRoot)) scope = null;
       parsed.push({ sheet, scope: scope || document });
-      walk(sheet.cssRules, '', true, (rule, selector) => learnStates(selector, rule));
+      walk(sheet.cssRules, '', true, (rule, selector) => {
+        const bare = selector.replace(/"[^"]*"|'[^']*'/g, '');
+        for (const m of bare.matchAll(ATTRIBUTE)) L.attrs.add(m[1].toLowerCase());
+        for (const m of bare.matchAll(ID)) L.ids.add(m[1]);
+        learnStates(selector, rule);
+      });
     }
     for (const s of STATES) {
       L.compounds[s] = [...L.compounds[s]].join(', ');
@@ -315,6 +334,14 @@
     const el = L.els[i];
     const c = { el, before: new Set(el.getAnimations({ subtree: true })) };
     L.prepared.set(i, c);
+    Object.assign(c, plan(el, mask));
+    c.rest = c.targets.map(target => read(target, c.at));
+    return c.targets.length;
+  };
+
+  // What is read of element `el` under the states of `mask`: its targets,
+  // and the indexes into `names` (null: all).
+  function plan(el, mask) {
     const join = (a, b) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
     let at = [];
     STATES.forEach((s, k) => {
@@ -325,30 +352,92 @@
         try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
       }
     });
-    c.targets = targets(el);
+    const all = targets(el);
     const contains = at !== null && at.some(p => CONTAINING.test(L.names[p]));
     const positioned = ([node, pseudo]) => ['absolute', 'fixed'].includes(getComputedStyle(node, pseudo).position);
-    if (contains && c.targets.some((t, k) => k > 0 && positioned(t))) at = null;
-    c.at = at === null ? null : at.sort((a, b) => a - b);
-    c.rest = c.targets.map(target => read(target, c.at));
-    return c.targets.length;
+    if (contains && all.some((t, k) => k > 0 && positioned(t))) at = null;
+    return { targets: all, at: at === null ? null : at.sort((a, b) => a - b) };
+  }
+
+  // An element as a selector sees it: its name, its attributes (the
+  // values of those some selector names; an id's when a selector names
+  // it), and its place among its siblings when a state's rule looks at it.
+  function shape(node) {
+    let s = node.localName;
+    for (const a of node.attributes) {
+      const told = L.attrs.has(a.name) || (a.name === 'id' && L.ids.has(a.value));
+      s += ' ' + a.name + (told ? '=' + JSON.stringify(a.value) : '');
+    }
+    if (L.structural) {
+      const p = node.parentNode;
+      const siblings = p && p.children ? [...p.children] : [];
+      s += ' @' + siblings.indexOf(node) + '/' + siblings.length;
+    }
+    return s;
+  }
+  const parentOf = n => n.parentElement || (n.parentNode instanceof ShadowRoot ? n.parentNode.host : null);
+
+  // For each candidate (`masks`: `candidates`' answer), the index of the
+  // first one alike to it (itself when none is): elements with the same
+  // states to force, ancestors seen alike, targets seen alike and the same
+  // values at rest of all that is read of them match the same rules and
+  // compute the same looks under them, so one is forced and its reads
+  // stand for the others (decision 0050).
+  L.kinds = function (masks) {
+    const first = new Map();
+    return masks.map((mask, i) => {
+      if (!mask) return i;
+      try {
+        const el = L.els[i];
+        const { targets: all, at } = plan(el, mask);
+        const parts = [String(mask), at === null ? '*' : at.join(',')];
+        for (let a = parentOf(el); a; a = parentOf(a)) parts.push(shape(a));
+        parts.push('|');
+        for (const t of all) parts.push(shape(t[0]) + (t[1] || ''), read(t, at).join('\u0001'));
+        const key = parts.join('\u0002');
+        if (!first.has(key)) first.set(key, i);
+        return first.get(key);
+      } catch (e) {
+        return i;
+      }
+    });
+  };
+
+  // The reads of each of `copies` ([[i, j]]: candidate i alike to j), as
+  // j's reads by state bit, named on i's own targets.
+  L.mirrors = function (copies) {
+    return copies.map(([i, j]) => {
+      const all = targets(L.els[i]);
+      const answers = L.answers.get(j) || {};
+      const out = {};
+      for (const bit in answers) {
+        out[bit] = answers[bit].map(([k, styles]) => [ref(all[k][0], all[k][1] ? all[k][1].slice(2) : null), styles]);
+      }
+      return out;
+    });
   };
 
   // Under the forced state: [[node ref, {property: value}]] of what changed.
-  L.read = function (i) {
+  // `bit`: the state's, kept with the answer for the elements alike.
+  L.read = function (i, bit) {
     const c = L.prepared.get(i);
     if (!c) return [];
     settleLifted();
     settle(c);
-    const changes = [];
+    const changes = [], kept = [];
     c.targets.forEach((t, k) => {
       const now = read(t, c.at);
       let styles = null;
       now.forEach((v, p) => {
         if (v !== c.rest[k][p]) (styles = styles || {})[L.names[c.at ? c.at[p] : p]] = v;
       });
-      if (styles) changes.push([ref(t[0], t[1] ? t[1].slice(2) : null), styles]);
+      if (styles) {
+        changes.push([ref(t[0], t[1] ? t[1].slice(2) : null), styles]);
+        kept.push([k, styles]);
+      }
     });
+    if (!L.answers.has(i)) L.answers.set(i, {});
+    L.answers.get(i)[bit] = kept;
     return changes;
   };
 

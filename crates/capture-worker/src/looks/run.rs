@@ -47,11 +47,13 @@ fn fits(left: Duration, spent: Duration, examined: usize) -> usize {
 pub(super) struct Reads(pub(super) Vec<(i64, InteractionState, Value)>);
 
 /// One examined element: its backend node id, the id DOM knows it by, its
-/// index among `looks.js`'s candidates, and the states to force.
+/// index among `looks.js`'s candidates, the index of the first candidate
+/// alike to it (`kinds`: its own when none is), and the states to force.
 struct Examined {
     backend_node_id: i64,
     node_id: i64,
     index: usize,
+    like: usize,
     /// The states to force, a bit each in `InteractionState::ALL`'s order
     /// (`looks.js`'s `STATES`).
     mask: u32,
@@ -76,27 +78,56 @@ impl Page {
             return Ok((0, false));
         }
         let considered = &interactive[..interactive.len().min(MAX_CANDIDATES)];
-        let mut cut = considered.len() < interactive.len();
-        let to_examine = self.to_examine(world, considered).await?;
-        let (mut examined, mut spent) = (0, Duration::ZERO);
-        while examined < to_examine.len() {
+        let mut to_examine = self.to_examine(world, considered).await?;
+        let mut cut = considered.len() < interactive.len() || to_examine.len() > MAX_EXAMINED;
+        to_examine.truncate(MAX_EXAMINED);
+        // Only the first of each kind is forced; the others, alike to it,
+        // take its reads (decision 0050).
+        let firsts: Vec<&Examined> = to_examine.iter().filter(|e| e.like == e.index).collect();
+        let (mut forced, mut spent) = (0, Duration::ZERO);
+        while forced < firsts.len() {
             let left = STATES_BUDGET.saturating_sub(started.elapsed());
-            if examined >= MAX_EXAMINED || left.is_zero() {
-                cut = true;
+            if left.is_zero() {
                 break;
             }
-            let chunk = &to_examine[examined..];
-            let chunk = &chunk[..chunk
-                .len()
-                .min(MAX_EXAMINED - examined)
-                .min(fits(left, spent, examined))];
+            let chunk = &firsts[forced..];
+            let chunk = &chunk[..chunk.len().min(fits(left, spent, forced))];
             let chunk_started = Instant::now();
             self.examine_chunk(world, chunk, reads).await?;
             spent += chunk_started.elapsed();
-            examined += chunk.len();
+            forced += chunk.len();
         }
+        // Examined: the elements in document order up to the first one
+        // whose kind was not forced in time.
+        let examined = match firsts.get(forced) {
+            Some(missed) => to_examine.iter().take_while(|e| e.like < missed.index).count(),
+            None => to_examine.len(),
+        };
         cut |= examined < to_examine.len();
+        let alike: Vec<&Examined> = to_examine[..examined].iter().filter(|e| e.like != e.index).collect();
+        self.mirror(world, &alike, reads).await?;
         Ok((examined as u32, cut))
+    }
+
+    /// The reads of `alike`'s elements: those of the first of their kind,
+    /// named on their own nodes.
+    async fn mirror(&self, world: i64, alike: &[&Examined], reads: &mut Reads) -> Result<(), CdpError> {
+        if alike.is_empty() {
+            return Ok(());
+        }
+        let pairs: Vec<[usize; 2]> = alike.iter().map(|e| [e.index, e.like]).collect();
+        let expression = format!("__pageImportLooks.mirrors({})", serde_json::json!(pairs));
+        let answer = self.evaluate_in(world, &expression).await?;
+        let answers: Vec<serde_json::Map<String, Value>> =
+            answer.and_then(|a| serde_json::from_value(a).ok()).unwrap_or_default();
+        for (element, by_bit) in alike.iter().zip(answers) {
+            for (bit, state) in InteractionState::ALL.iter().enumerate() {
+                if let Some(answer) = by_bit.get(&bit.to_string()) {
+                    reads.0.push((element.backend_node_id, *state, answer.clone()));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Of `considered`, in order, those some rule can change, with the
@@ -150,15 +181,23 @@ impl Page {
         };
         let masks = self.cdp.send(session, &match_rules, COMMAND_TIMEOUT).await?.value();
         let masks: Vec<u32> = masks.and_then(|m| serde_json::from_value(m).ok()).unwrap_or_default();
+        let kinds = format!("__pageImportLooks.kinds({})", serde_json::json!(masks));
+        let likes = self.evaluate_in(world, &kinds).await?;
+        let likes: Vec<usize> = likes
+            .and_then(|l| serde_json::from_value(l).ok())
+            .filter(|l: &Vec<usize>| l.len() == masks.len())
+            .unwrap_or_else(|| (0..masks.len()).collect());
         Ok(present
             .iter()
             .zip(masks)
+            .zip(likes)
             .enumerate()
-            .filter(|(_, (_, mask))| *mask != 0)
-            .map(|(index, ((backend_node_id, node_id, _), mask))| Examined {
+            .filter(|(_, ((_, mask), _))| *mask != 0)
+            .map(|(index, (((backend_node_id, node_id, _), mask), like))| Examined {
                 backend_node_id: *backend_node_id,
                 node_id: *node_id,
                 index,
+                like,
                 mask,
                 states: InteractionState::ALL
                     .iter()
@@ -172,15 +211,28 @@ impl Page {
 
     /// Sends every step of `chunk`'s elements in order without waiting
     /// between them, then gathers the reads.
-    async fn examine_chunk(&self, world: i64, chunk: &[Examined], reads: &mut Reads) -> Result<(), CdpError> {
-        let calls: Vec<[String; 3]> = chunk
+    async fn examine_chunk(&self, world: i64, chunk: &[&Examined], reads: &mut Reads) -> Result<(), CdpError> {
+        let calls: Vec<[String; 2]> = chunk
             .iter()
             .map(|e| {
                 [
                     format!("__pageImportLooks.prepare({}, {})", e.index, e.mask),
-                    format!("__pageImportLooks.read({})", e.index),
                     format!("__pageImportLooks.done({})", e.index),
                 ]
+            })
+            .collect();
+        // A read names its state's bit: its answer is kept for the
+        // elements alike.
+        let reads_of: Vec<Vec<String>> = chunk
+            .iter()
+            .map(|e| {
+                e.states
+                    .iter()
+                    .map(|state| {
+                        let bit = InteractionState::ALL.iter().position(|s| s == state).unwrap_or(0);
+                        format!("__pageImportLooks.read({}, {bit})", e.index)
+                    })
+                    .collect()
             })
             .collect();
         let mut steps: Vec<Step<'_>> = Vec::new();
@@ -196,8 +248,8 @@ impl Page {
         }
         // Which step's answer is which element's read under which state.
         let mut read_steps = Vec::new();
-        for (element, [_, read, done]) in chunk.iter().zip(&calls) {
-            for state in &element.states {
+        for ((element, [_, done]), element_reads) in chunk.iter().zip(&calls).zip(&reads_of) {
+            for (state, read) in element.states.iter().zip(element_reads) {
                 steps.push(self.force(element.node_id, forced(*state)));
                 read_steps.push((steps.len(), element.backend_node_id, *state));
                 steps.push(self.evaluate_in(world, read));
