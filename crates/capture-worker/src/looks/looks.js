@@ -90,12 +90,34 @@
   const ID = /#((?:[\w-]|\\.)+)/g;
   const STRUCTURAL = /:(nth-|first-|last-|only-|empty|has\()|[+~]/;
 
+  // Whether a complex selector with a state looks at places among
+  // siblings where it matters: before or at its state's compound, or
+  // under it; a rule whose state's element is followed by `+` or `~`
+  // styles a sibling, which no read of the element looks at.
+  function looksAtPlaces(complex) {
+    const bare = complex.replace(/"[^"]*"|'[^']*'/g, '""');
+    for (const s of STATES) {
+      const re = pseudoRe[s];
+      re.lastIndex = 0;
+      const m = re.exec(bare);
+      if (!m) continue;
+      let j = m.index, depth = 0;
+      for (; j < bare.length; j++) {
+        const c = bare[j];
+        if (c === '(' || c === '[') depth++;
+        else if (c === ')' || c === ']') depth--;
+        else if (depth === 0 && /[\s>+~]/.test(c)) break;
+      }
+      if (/^\s*[+~]/.test(bare.slice(j))) return STRUCTURAL.test(bare.slice(0, j));
+      return STRUCTURAL.test(bare);
+    }
+    return false;
+  }
+
   // The state compounds of one selector, and what its rule declares.
   function learnStates(selector, rule) {
     for (const complex of split(selector, ',')) {
-      if (!L.structural && STATES.some(s => { pseudoRe[s].lastIndex = 0; return pseudoRe[s].test(complex); })) {
-        L.structural = STRUCTURAL.test(complex.replace(/"[^"]*"|'[^']*'/g, ''));
-      }
+      if (!L.structural) L.structural = looksAtPlaces(complex);
       for (const compound of split(complex, ' >+~\n\t')) {
         for (const s of STATES) {
           const re = pseudoRe[s];
@@ -295,16 +317,16 @@
   }
 
   // What is read of element `i` and under it: itself, its generated
-  // content, its descendants (open shadow trees first), at most MAX_TARGETS.
-  function targets(el) {
+  // content, its descendants (open shadow trees first), at most `max`.
+  function targets(el, max = MAX_TARGETS) {
     const out = [];
     const visit = node => {
-      if (out.length >= MAX_TARGETS) return;
+      if (out.length >= max) return;
       out.push([node, null]);
       for (const p of PSEUDOS) {
         const style = getComputedStyle(node, p);
         const shown = p === '::marker' ? getComputedStyle(node).display === 'list-item' : !['none', 'normal'].includes(style.content);
-        if (shown && out.length < MAX_TARGETS) out.push([node, p]);
+        if (shown && out.length < max) out.push([node, p]);
       }
       if (node.shadowRoot) for (const c of node.shadowRoot.children) visit(c);
       for (const c of node.children) visit(c);
@@ -341,7 +363,7 @@
 
   // What is read of element `el` under the states of `mask`: its targets,
   // and the indexes into `names` (null: all).
-  function plan(el, mask) {
+  function plan(el, mask, max = MAX_TARGETS) {
     const join = (a, b) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
     let at = [];
     STATES.forEach((s, k) => {
@@ -352,7 +374,7 @@
         try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
       }
     });
-    const all = targets(el);
+    const all = targets(el, max);
     const contains = at !== null && at.some(p => CONTAINING.test(L.names[p]));
     const positioned = ([node, pseudo]) => ['absolute', 'fixed'].includes(getComputedStyle(node, pseudo).position);
     if (contains && all.some((t, k) => k > 0 && positioned(t))) at = null;
@@ -383,17 +405,31 @@
   // values at rest of all that is read of them match the same rules and
   // compute the same looks under them, so one is forced and its reads
   // stand for the others (decision 0050).
+  // Elements with more targets than KIND_TARGETS are their own kind (a
+  // large subtree seldom repeats, and its key would cost more than its
+  // forcing); so is every element once the keys have taken KINDS_MS. The
+  // values at rest in a key: what a read takes, or, when it takes
+  // everything, KEY_VALUES.
+  const KIND_TARGETS = 24, KINDS_MS = 150;
+  const KEY_VALUES = ['display', 'position', 'visibility', 'opacity', 'color', 'background-color', 'background-image',
+    'border-top-color', 'border-top-width', 'outline-style', 'font-family', 'font-size', 'font-weight', 'line-height',
+    'text-decoration-line', 'width', 'height', 'transform', 'box-shadow', 'content'];
   L.kinds = function (masks) {
     const first = new Map();
+    const until = performance.now() + KINDS_MS;
+    let keyed = 0;
     return masks.map((mask, i) => {
-      if (!mask) return i;
+      if (!mask || keyed >= 500 || performance.now() > until) return i;
+      keyed++;
       try {
         const el = L.els[i];
-        const { targets: all, at } = plan(el, mask);
+        const { targets: all, at } = plan(el, mask, KIND_TARGETS + 1);
+        if (all.length > KIND_TARGETS) return i;
+        const values = at || KEY_VALUES.map(n => L.names.indexOf(n)).filter(k => k >= 0);
         const parts = [String(mask), at === null ? '*' : at.join(',')];
         for (let a = parentOf(el); a; a = parentOf(a)) parts.push(shape(a));
         parts.push('|');
-        for (const t of all) parts.push(shape(t[0]) + (t[1] || ''), read(t, at).join('\u0001'));
+        for (const t of all) parts.push(shape(t[0]) + (t[1] || ''), read(t, values).join('\u0001'));
         const key = parts.join('\u0002');
         if (!first.has(key)) first.set(key, i);
         return first.get(key);
