@@ -56,6 +56,9 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 .chip[data-tone="warm"]:hover { background-color: rgb(255, 100, 0) }
 .row a:nth-child(2):hover { color: rgb(128, 0, 128) }
 #chip3:focus-visible { outline: 3px dashed rgb(0, 128, 0) }
+.tick { outline: 2px solid rgb(0, 0, 0) }
+.tick:hover { outline-color: rgb(0, 0, 200) }
+.tick:checked:hover { outline-color: rgb(200, 0, 0) }
 </style></head><body>
 <a class="nav" id="link1" href="#one">One</a> <a class="nav" id="link2" href="#two">Two</a>
 <button class="btn" id="btn"><span id="btnlabel">Buy</span></button>
@@ -69,15 +72,18 @@ input.field:focus { border-color: rgb(0, 0, 255); box-shadow: rgba(0, 0, 255, 0.
 <button class="chip" id="chip1">One</button><button class="chip" id="chip2">Two</button>
 <button class="chip" id="chip3">Three</button><button class="chip" id="chip4" data-tone="warm">Four</button>
 <div class="row"><a class="nav" id="row1" href="#r">A</a><a class="nav" id="row2" href="#r">B</a><a class="nav" id="row3" href="#r">C</a></div>
+<input type="checkbox" class="tick" id="tick1"><input type="checkbox" class="tick" id="tick2">
+<script>document.getElementById("tick2").checked = true;</script>
 </body></html>"##;
 
 /// The interactive elements of [`STATES_PAGE`], in document order. The
 /// chips and the row's links are alike but for what one rule names (an
-/// attribute's value, an id, a place among siblings): each must have its
-/// own looks, not the first alike's.
-const INTERACTIVE: [&str; 16] = [
+/// attribute's value, an id, a place among siblings), the ticks but for
+/// the box a script ticked: each must have its own looks, not the first
+/// alike's.
+const INTERACTIVE: [&str; 18] = [
     "link1", "link2", "btn", "fake", "card", "menu", "field", "plain", "lift", "chip1", "chip2", "chip3", "chip4",
-    "row1", "row2", "row3",
+    "row1", "row2", "row3", "tick1", "tick2",
 ];
 
 /// A completed capture of `site`'s `/` by a worker that may also reach

@@ -103,8 +103,9 @@ pub fn engine() -> &'static str {
 /// modal ends at `visibility: hidden` inside its fixed container, which
 /// autoconsent still counts as visible. So the popup is up only while an
 /// element the rule looks at (its `visible` and `exists` selectors), or one
-/// inside it, draws a box a reader sees (an area, `visibility: visible`,
-/// not faded out); and a popup that is closing is given up to 1 s to
+/// inside it (open shadow trees too), draws a box a reader sees (an area,
+/// `visibility: visible`, not faded out), or may draw in a closed shadow
+/// tree; and a popup that is closing is given up to 1 s to
 /// finish (its transition; polled every 50 ms). A rule with no such
 /// selectors (a CMP drawn by code) keeps autoconsent's answer.
 pub const POPUP_STILL_UP: &str = r#"(async () => {
@@ -126,10 +127,18 @@ pub const POPUP_STILL_UP: &str = r#"(async () => {
     const r = el.getBoundingClientRect();
     return r.width > 1 && r.height > 1 && getComputedStyle(el).visibility === "visible" && !faded(el);
   };
+  // The element and what is under it, open shadow trees too (500 at
+  // most). A custom element with no open shadow root may draw in a
+  // closed one nobody here can see: it is taken as up.
   const seen = (root) => {
-    if (drawn(root)) return true;
-    const all = root.querySelectorAll("*");
-    for (let i = 0; i < all.length && i < 500; i++) if (drawn(all[i])) return true;
+    const stack = [root];
+    for (let n = 0; stack.length && n < 500; n++) {
+      const e = stack.pop();
+      if (drawn(e)) return true;
+      if (e.localName.includes("-") && !e.shadowRoot) return true;
+      if (e.shadowRoot) stack.push(...e.shadowRoot.children);
+      stack.push(...e.children);
+    }
     return false;
   };
   const up = async () => {

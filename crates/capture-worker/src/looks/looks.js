@@ -383,13 +383,17 @@
 
   // An element as a selector sees it: its name, its attributes (the
   // values of those some selector names; an id's when a selector names
-  // it), and its place among its siblings when a state's rule looks at it.
+  // it), the live states it is in, and its place among its siblings when
+  // a state's rule looks at it.
   function shape(node) {
     let s = node.localName;
     for (const a of node.attributes) {
       const told = L.attrs.has(a.name) || (a.name === 'id' && L.ids.has(a.value));
       s += ' ' + a.name + (told ? '=' + JSON.stringify(a.value) : '');
     }
+    // What a selector sees that no attribute says: a box ticked or a field
+    // filled by the reader or a script.
+    for (const state of LIVE) if (node.matches(state)) s += ' ' + state;
     if (L.structural) {
       const p = node.parentNode;
       const siblings = p && p.children ? [...p.children] : [];
@@ -397,6 +401,8 @@
     }
     return s;
   }
+  const LIVE = [':checked', ':indeterminate', ':disabled', ':placeholder-shown', ':invalid', ':target', ':open',
+    ':defined'].filter(state => { try { document.documentElement.matches(state); return true; } catch (e) { return false; } });
   const parentOf = n => n.parentElement || (n.parentNode instanceof ShadowRoot ? n.parentNode.host : null);
 
   // For each candidate (`masks`: `candidates`' answer), the index of the
