@@ -59,6 +59,10 @@ pub const BINDING: &str = "__pageImportConsent";
 /// in new documents, never extend it.
 pub const BUDGET: Duration = Duration::from_millis(1_500);
 
+/// The longest a declined popup is given to finish closing (a fade), within
+/// [`BUDGET`].
+const CLOSING: Duration = Duration::from_secs(1);
+
 const BUNDLE: &str = include_str!("../../vendor/autoconsent/autoconsent.playwright.js");
 const RULES: &str = include_str!("../../vendor/autoconsent/compact-rules.json");
 /// Our rules, in autoconsent's rule syntax, beside its own.
@@ -463,8 +467,17 @@ impl Consent {
             let claims = log.opted_out == Some(true) && log.done_cosmetic != Some(true);
             (log.popup.clone(), claims)
         };
+        // A closing popup is given up to a second to finish, within the
+        // consent deadline (SPEC §14 "Cost").
+        let closing = {
+            let left = self
+                .log()
+                .deadline()
+                .map(|d| d.saturating_duration_since(Instant::now()));
+            left.unwrap_or_default().min(CLOSING)
+        };
         let still_up = match (&popup, claims_declined) {
-            (Some(popup), true) => evaluate(cdp, &popup.session, popup.context, scripts::POPUP_STILL_UP, timeout)
+            (Some(popup), true) => evaluate(cdp, &popup.session, popup.context, &scripts::popup_still_up(closing), timeout)
                 .await
                 .map(|v| v == Value::Bool(true))
                 .unwrap_or_else(|e| {

@@ -12,6 +12,7 @@
 //!   may be.
 
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use super::rules::Plan;
 use super::{BINDING, BUNDLE, OUR_RULES, RULES};
@@ -105,10 +106,14 @@ pub fn engine() -> &'static str {
 /// element the rule looks at (its `visible` and `exists` selectors), or one
 /// inside it (open shadow trees too), draws a box a reader sees (an area,
 /// `visibility: visible`, not faded out), or may draw in a closed shadow
-/// tree; and a popup that is closing is given up to 1 s to
-/// finish (its transition; polled every 50 ms). A rule with no such
-/// selectors (a CMP drawn by code) keeps autoconsent's answer.
-pub const POPUP_STILL_UP: &str = r#"(async () => {
+/// tree; and a popup that is closing is given `closing` to finish (its
+/// transition; polled every 50 ms). A rule with no such selectors (a CMP
+/// drawn by code) keeps autoconsent's answer.
+pub fn popup_still_up(closing: Duration) -> String {
+    POPUP_STILL_UP.replace("__CLOSING_MS__", &closing.as_millis().to_string())
+}
+
+const POPUP_STILL_UP: &str = r#"(async () => {
   const ac = window.__autoconsent;
   const cmp = ac && ac.foundCmp;
   if (!cmp) return false;
@@ -148,7 +153,7 @@ pub const POPUP_STILL_UP: &str = r#"(async () => {
       try { return ac.domActions.elementSelector(s).some(seen); } catch (e) { return true; }
     });
   };
-  const until = performance.now() + 1000;
+  const until = performance.now() + __CLOSING_MS__;
   while (await up()) {
     if (performance.now() >= until) return true;
     await sleep(50);
@@ -200,6 +205,13 @@ pub const LIFT_PREHIDE: &str = r#"(() => {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closing_popup_is_given_what_it_is_told() {
+        let script = popup_still_up(Duration::from_millis(250));
+        assert!(script.contains("performance.now() + 250;"), "{script}");
+        assert!(!script.contains("__CLOSING_MS__"));
+    }
 
     #[test]
     fn the_engine_keeps_autoconsents_instance_and_carries_the_rules() {
