@@ -1,7 +1,10 @@
 //! Prometheus metrics (SPEC §9) through the `metrics` facade.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, PoisonError, RwLock};
 use std::time::Duration;
+
+use axum::http::Method;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
@@ -107,14 +110,12 @@ impl Metrics {
         self.0.render()
     }
 
-    pub fn request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
-        let labels = [
-            ("method", method.to_owned()),
-            ("route", route.to_owned()),
-            ("status", status.to_string()),
-        ];
-        metrics::counter!("http_requests_total", &labels).increment(1);
-        metrics::histogram!("http_request_duration_seconds", &labels).record(elapsed.as_secs_f64());
+    /// One answered request: `http_requests_total` and
+    /// `http_request_duration_seconds` of its method, route and status.
+    pub fn request(&self, method: &Method, route: &str, status: u16, elapsed: Duration) {
+        let series = request_series(method, route, status);
+        series.count.increment(1);
+        series.duration.record(elapsed.as_secs_f64());
     }
 
     pub fn import_created(&self) {
@@ -252,5 +253,82 @@ impl Metrics {
 
     pub fn task_restarted(&self, task: &'static str) {
         metrics::counter!("background_task_restarts_total", "task" => task).increment(1);
+    }
+}
+
+/// The two series of one (method, route, status), registered once. Looking
+/// a series up by its labels builds a key of owned strings and hashes it
+/// in the registry; every request did that twice (`bench/results/issue-56-reads.md`).
+#[derive(Clone)]
+struct RequestSeries {
+    count: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+/// Route → (method, status, series). Routes are the router's matched
+/// paths (and `unmatched`), so the map is as bounded as the label sets
+/// the registry holds anyway.
+type SeriesByRoute = HashMap<Box<str>, Vec<(Method, u16, RequestSeries)>>;
+
+static REQUEST_SERIES: OnceLock<RwLock<SeriesByRoute>> = OnceLock::new();
+
+fn request_series(method: &Method, route: &str, status: u16) -> RequestSeries {
+    let map = REQUEST_SERIES.get_or_init(RwLock::default);
+    let find = |m: &SeriesByRoute| {
+        m.get(route)?
+            .iter()
+            .find(|(mth, st, _)| mth == method && *st == status)
+            .map(|(_, _, series)| series.clone())
+    };
+    if let Some(series) = find(&map.read().unwrap_or_else(PoisonError::into_inner)) {
+        return series;
+    }
+    let labels = [
+        ("method", method.as_str().to_owned()),
+        ("route", route.to_owned()),
+        ("status", status.to_string()),
+    ];
+    let series = RequestSeries {
+        count: metrics::counter!("http_requests_total", &labels),
+        duration: metrics::histogram!("http_request_duration_seconds", &labels),
+    };
+    let mut map = map.write().unwrap_or_else(PoisonError::into_inner);
+    if let Some(first) = find(&map) {
+        return first;
+    }
+    map.entry(route.into())
+        .or_default()
+        .push((method.clone(), status, series.clone()));
+    series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each (method, route, status) keeps its own two series across
+    /// requests, as when every request looked them up by its labels.
+    #[test]
+    fn a_requests_series_are_found_again_by_method_route_and_status() {
+        let metrics = Metrics::default();
+        let route = "/unit-test/{id}";
+        let ms = Duration::from_millis(2);
+        for status in [200, 200, 404, 200] {
+            metrics.request(&Method::GET, route, status, ms);
+        }
+        metrics.request(&Method::DELETE, route, 200, ms);
+        let text = metrics.render();
+        let value = |name: &str, method: &str, status: u16| {
+            let head = format!(r#"{name}{{method="{method}",route="{route}",status="{status}"}} "#);
+            text.lines()
+                .find_map(|l| l.strip_prefix(&head))
+                .unwrap_or_else(|| panic!("no {head} in\n{text}"))
+                .to_owned()
+        };
+        assert_eq!(value("http_requests_total", "GET", 200), "3");
+        assert_eq!(value("http_requests_total", "GET", 404), "1");
+        assert_eq!(value("http_requests_total", "DELETE", 200), "1");
+        assert_eq!(value("http_request_duration_seconds_count", "GET", 200), "3");
+        assert_eq!(value("http_request_duration_seconds_count", "DELETE", 200), "1");
     }
 }

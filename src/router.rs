@@ -53,6 +53,8 @@ pub fn router(state: AppState) -> Router {
     } else {
         ops
     };
+    // Only here: a user request does not pay for a layer it never needs.
+    let ops = ops.layer(middleware::from_fn(mark_probes));
 
     Router::new()
         .merge(user)
@@ -65,7 +67,6 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
         }))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(middleware::from_fn(mark_probes))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
@@ -84,7 +85,12 @@ fn request_span(req: &Request) -> tracing::Span {
         .get::<RequestId>()
         .and_then(|id| id.header_value().to_str().ok())
         .unwrap_or("-");
-    let span = tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id);
+    let span = tracing::info_span!(
+        "request",
+        method = req.method().as_str(),
+        path = req.uri().path(),
+        request_id
+    );
     let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
     trace_context::continue_from(&span, traceparent);
     span
@@ -197,11 +203,9 @@ const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Per-request timeout (503 problem+json) and request metrics by route.
 async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = req.method().as_str().to_owned();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = req.method().clone();
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     // Verifying a manifest of up to 256 MiB may take longer than a user request.
     let timeout = if route == WEBHOOK_ROUTE {
         state.config.request_timeout.max(WEBHOOK_TIMEOUT)
@@ -216,6 +220,6 @@ async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Res
     };
     state
         .metrics
-        .request(&method, &route, response.status().as_u16(), started.elapsed());
+        .request(&method, route, response.status().as_u16(), started.elapsed());
     response
 }
