@@ -193,12 +193,40 @@ async fn chromium_changes(browser: &mut Browser, element: &str, forced: &[&str],
     changes
 }
 
+/// Each of `elements` under each state changed in `m` what a plain
+/// Chromium computes with that state forced on it alone; `last` is the
+/// id of the page's last element (the page is loaded when it is there).
+async fn assert_as_chromium(site: &Site, m: &Manifest, elements: &[&str], last: &str) {
+    let names = m["dom"]["styleNames"].clone();
+    let mut chromium = Browser::open(&site.url("/")).await;
+    chromium
+        .until(
+            &format!("document.readyState === 'complete' && !!document.getElementById('{last}')"),
+            Duration::from_secs(20),
+        )
+        .await;
+    chromium.call("DOM.enable", json!({})).await;
+    chromium.call("CSS.enable", json!({})).await;
+    for element in elements {
+        for (state, forced) in STATES {
+            let expected = chromium_changes(&mut chromium, element, forced, &names).await;
+            let captured = captured_changes(m, element, state);
+            match captured {
+                None => assert!(
+                    expected.is_empty(),
+                    "{element} {state}: no entry, Chromium: {expected:?}"
+                ),
+                Some(captured) => assert_eq!(captured, expected, "{element} {state}"),
+            }
+        }
+    }
+}
+
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screenshot_shows_none(pool: PgPool) {
     let _browser = BROWSER.lock().await;
     let site = Site::start(vec![("/", Page::html(STATES_PAGE))]).await;
     let (app, m, _worker) = capture(pool, &site, &[]).await;
-    let names = m["dom"]["styleNames"].clone();
 
     // Every interactive element was examined; the plain `div` was not.
     assert_eq!(m["page"]["statesExamined"], INTERACTIVE.len(), "{}", m["page"]);
@@ -214,28 +242,7 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
         "a non-interactive element is not examined"
     );
 
-    let mut chromium = Browser::open(&site.url("/")).await;
-    chromium
-        .until(
-            "document.readyState === 'complete' && !!document.getElementById('still')",
-            Duration::from_secs(20),
-        )
-        .await;
-    chromium.call("DOM.enable", json!({})).await;
-    chromium.call("CSS.enable", json!({})).await;
-    for element in INTERACTIVE {
-        for (state, forced) in STATES {
-            let expected = chromium_changes(&mut chromium, element, forced, &names).await;
-            let captured = captured_changes(&m, element, state);
-            match captured {
-                None => assert!(
-                    expected.is_empty(),
-                    "{element} {state}: no entry, Chromium: {expected:?}"
-                ),
-                Some(captured) => assert_eq!(captured, expected, "{element} {state}"),
-            }
-        }
-    }
+    assert_as_chromium(&site, &m, &INTERACTIVE, "still").await;
     // What the page says, spot-checked: the transition ran to its end, the
     // parent's hover reached the icon and its generated content, the
     // field's focus ring, the lift's badge, and nothing for the plain
@@ -270,6 +277,88 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
         &[0, 100, 0],
         "the button's rest colour in the screenshot"
     );
+}
+
+/// Pages whose elements reach into one another's reads when forced at the
+/// same time (decision 0051: elements are forced together only when none
+/// can): each has a first link (the examination's first chunk is one
+/// element), then its case. The elements are unalike (their classes),
+/// so each is forced itself; they are links, as a button's pressed look
+/// (Chromium's own) changes its size and so never shares a group.
+const REACHING_PAGES: [(&str, &str, &[&str]); 3] = [
+    (
+        // A sibling's rule: the second tab is red while the first is hovered.
+        "siblings",
+        r##"<!doctype html><html><head><style>
+        body { margin: 0; font: 16px sans-serif }
+        .first:hover { color: rgb(0, 0, 255) }
+        .tab { color: rgb(0, 0, 0) }
+        .tab:hover { color: rgb(0, 0, 200) }
+        .tab:hover + .tab { color: rgb(200, 0, 0) }
+        </style></head><body><a class="first" id="first" href="#f">First</a>
+        <div><a class="tab one" id="tab1" href="#1">One</a><a class="tab two" id="tab2" href="#2">Two</a><a class="tab three" id="tab3" href="#3">Three</a></div>
+        <p id="end">End</p></body></html>"##,
+        &["first", "tab1", "tab2", "tab3"],
+    ),
+    (
+        // `:has()`: the box's link turns green while the button beside it
+        // is hovered.
+        "has",
+        r##"<!doctype html><html><head><style>
+        body { margin: 0; font: 16px sans-serif }
+        .first:hover { color: rgb(0, 0, 255) }
+        .go { background-color: rgb(100, 100, 100); color: white }
+        .go:hover { background-color: rgb(200, 200, 0) }
+        .more { color: rgb(0, 0, 0); text-decoration-line: none }
+        .more:hover { text-decoration-line: underline }
+        .box:has(.go:hover) .more { color: rgb(0, 150, 0) }
+        </style></head><body><a class="first" id="first" href="#f">First</a>
+        <div class="box"><a class="go" id="go" href="#g">Go</a> <a class="more" id="more" href="#m">More</a></div>
+        <p id="end">End</p></body></html>"##,
+        &["first", "go", "more"],
+    ),
+    (
+        // Sizes: two items of one flex row share its width, so one's
+        // padding under hover narrows the other.
+        "layout",
+        r##"<!doctype html><html><head><style>
+        body { margin: 0; font: 16px sans-serif }
+        .first:hover { color: rgb(0, 0, 255) }
+        .bar { display: flex; width: 300px }
+        .grow { flex: 1 1 auto; padding: 0 }
+        .grow:hover { padding: 0 30px }
+        </style></head><body><a class="first" id="first" href="#f">First</a>
+        <div class="bar"><a class="grow g1" id="g1" href="#a">A</a><a class="grow g2" id="g2" href="#b">B</a></div>
+        <p id="end">End</p></body></html>"##,
+        &["first", "g1", "g2"],
+    ),
+];
+
+/// Elements are forced together to save style recalculations (decision
+/// 0051), but never where one's state reaches into another's reads: a
+/// sibling's rule, a state under `:has()`, or a change of size that moves
+/// its neighbours. Each page's elements read as Chromium computes each
+/// forced alone.
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn elements_forced_together_do_not_reach_into_one_anothers_reads(pool: PgPool) {
+    let _browser = BROWSER.lock().await;
+    for (case, html, elements) in REACHING_PAGES {
+        let site = Site::start(vec![("/", Page::html(html))]).await;
+        let (_app, m, _worker) = capture(pool.clone(), &site, &[]).await;
+        assert_eq!(m["page"]["statesExamined"], elements.len(), "{case}: {}", m["page"]);
+        assert_as_chromium(&site, &m, elements, "end").await;
+        // Spot-checked: each element's own look, none of its neighbour's.
+        let hover = |element: &str| captured_changes(&m, element, "hover").expect("a hover entry");
+        match case {
+            "siblings" => assert_eq!(hover("tab2")["tab2"]["color"], "rgb(0, 0, 200)", "{case}"),
+            "has" => assert!(
+                !hover("more")["more"].contains_key("color"),
+                "{case}: {:?}",
+                hover("more")
+            ),
+            _ => assert_eq!(hover("g2")["g2"]["padding-left"], "30px", "{case}"),
+        }
+    }
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

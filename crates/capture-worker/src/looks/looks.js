@@ -36,6 +36,11 @@
     attrs: new Set(['class', 'style', 'type', 'role', 'tabindex', 'disabled', 'checked', 'open', 'lang', 'dir',
       'contenteditable', 'hidden', 'slot', 'part']),
     ids: new Set(), structural: false, answers: new Map(),
+    // Whether a state's rule can change a look outside its element's own
+    // subtree: a later sibling's (a `+` or `~` after the state) or any
+    // element's (a state under `:has()`). Forced together (`groups`),
+    // elements must not reach into one another's reads.
+    reach: { siblings: false, anywhere: false },
   };
   globalThis.__pageImportLooks = L;
 
@@ -114,10 +119,22 @@
     return false;
   }
 
+  // How far a complex selector's state reaches (`L.reach`), told
+  // cautiously: any `+` or `~` combinator in a selector with a state, in
+  // or out of `:is()`, counts as a sibling's rule.
+  function learnReach(complex) {
+    if (!STATES.some(s => { pseudoRe[s].lastIndex = 0; return pseudoRe[s].test(complex); })) return;
+    const bare = complex.replace(/"[^"]*"|'[^']*'/g, '""').replace(/\[[^\]]*\]/g, '[]')
+      .replace(/:nth-[\w-]*\([^)]*\)/g, ':nth()');
+    if (/:has\(/.test(bare)) L.reach.anywhere = true;
+    else if (/[+~]/.test(bare)) L.reach.siblings = true;
+  }
+
   // The state compounds of one selector, and what its rule declares.
   function learnStates(selector, rule) {
     for (const complex of split(selector, ',')) {
       if (!L.structural) L.structural = looksAtPlaces(complex);
+      learnReach(complex);
       for (const compound of split(complex, ' >+~\n\t')) {
         for (const s of STATES) {
           const re = pseudoRe[s];
@@ -481,6 +498,40 @@
     if (!L.answers.has(i)) L.answers.set(i, {});
     L.answers.get(i)[bit] = kept;
     return changes;
+  };
+
+  // The prepared elements `chunk` (indexes) in groups to force together:
+  // each group's elements are forced, then read one by one, under one
+  // style recalculation instead of one each (a forced state leaves the
+  // whole document's style to recalculate). Together only elements whose
+  // states change what they paint and nothing laid out (a read taking
+  // only such properties: no size of another can move), none inside
+  // another (with a sibling's rule, inside another's parent), on a page
+  // where no state reaches anywhere (`:has()`). Answers positions in
+  // `chunk`.
+  L.groups = function (chunk) {
+    const inside = (n, root) => { for (let x = n; x; x = parentOf(x)) if (x === root) return true; return false; };
+    const area = el => (L.reach.siblings ? parentOf(el) || el : el);
+    const apart = (a, b) => !inside(b, area(a)) && !inside(a, area(b));
+    const groups = [];
+    chunk.forEach((i, at) => {
+      const c = L.prepared.get(i);
+      const alone = !c || c.at === null || L.reach.anywhere;
+      const home = alone ? null : groups.find(g => g.together && g.els.every(el => apart(el, c.el)));
+      if (home) { home.at.push(at); home.els.push(c.el); }
+      else groups.push({ together: !alone, at: [at], els: c ? [c.el] : [] });
+    });
+    return groups.map(g => g.at);
+  };
+
+  // Before a group's reads under a state (`indexes`: those forced into
+  // it): what the forcing and the last lifts started, finished for all at
+  // once, so the reads share one style (each read's own `settle` then
+  // finds nothing left to finish, and dirties nothing).
+  L.settleAll = function (indexes) {
+    settleLifted();
+    for (const i of indexes) settle(L.prepared.get(i));
+    return true;
   };
 
   // Back at rest. What the lift starts is finished at the next read or at

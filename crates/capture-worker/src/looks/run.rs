@@ -209,63 +209,94 @@ impl Page {
             .collect())
     }
 
-    /// Sends every step of `chunk`'s elements in order without waiting
-    /// between them, then gathers the reads.
+    /// Prepares `chunk`'s elements (each read at rest, all under one
+    /// style) and asks how they may be forced together (`looks.js`'s
+    /// `groups`); then sends every step of every group in order without
+    /// waiting between them, and gathers the reads.
     async fn examine_chunk(&self, world: i64, chunk: &[&Examined], reads: &mut Reads) -> Result<(), CdpError> {
-        let calls: Vec<[String; 2]> = chunk
+        let prepares: Vec<String> = chunk
             .iter()
-            .map(|e| {
-                [
-                    format!("__pageImportLooks.prepare({}, {})", e.index, e.mask),
-                    format!("__pageImportLooks.done({})", e.index),
-                ]
-            })
+            .map(|e| format!("__pageImportLooks.prepare({}, {})", e.index, e.mask))
+            .collect();
+        let indexes: Vec<usize> = chunk.iter().map(|e| e.index).collect();
+        let grouping = format!("__pageImportLooks.groups({})", serde_json::json!(indexes));
+        let mut steps: Vec<Step<'_>> = prepares.iter().map(|p| self.evaluate_in(world, p)).collect();
+        steps.push(self.evaluate_in(world, &grouping));
+        let mut answers = send_in_order(steps).await;
+        let groups = answers
+            .pop()
+            .and_then(Result::ok)
+            .flatten()
+            .and_then(|g| serde_json::from_value(g).ok())
+            .and_then(|g| whole(g, chunk.len()))
+            .unwrap_or_else(|| (0..chunk.len()).map(|at| vec![at]).collect());
+        if let Some(e) = gone(answers) {
+            return Err(e);
+        }
+        tracing::debug!(
+            elements = chunk.len(),
+            groups = groups.len(),
+            "states: a chunk's groups"
+        );
+
+        let dones: Vec<String> = chunk
+            .iter()
+            .map(|e| format!("__pageImportLooks.done({})", e.index))
             .collect();
         // A read names its state's bit: its answer is kept for the
         // elements alike.
-        let reads_of: Vec<Vec<String>> = chunk
+        let reads_of: Vec<Vec<(InteractionState, String)>> = chunk
             .iter()
             .map(|e| {
                 e.states
                     .iter()
                     .map(|state| {
                         let bit = InteractionState::ALL.iter().position(|s| s == state).unwrap_or(0);
-                        format!("__pageImportLooks.read({}, {bit})", e.index)
+                        (*state, format!("__pageImportLooks.read({}, {bit})", e.index))
                     })
                     .collect()
             })
             .collect();
         let mut steps: Vec<Step<'_>> = Vec::new();
-        // Each force or lift leaves the whole document's style to
-        // recalculate (decision 0046), so as few follow one another as can:
-        // the chunk's elements are read at rest first, all under one style;
-        // then each element's states follow one another with no lift
-        // between them (a state's forcing replaces the one before), one
-        // lift after its last, and what the lift started is finished at the
-        // next element's first read rather than by a read of its own.
-        for [prepare, ..] in &calls {
-            steps.push(self.evaluate_in(world, prepare));
-        }
         // Which step's answer is which element's read under which state.
         let mut read_steps = Vec::new();
-        for ((element, [_, done]), element_reads) in chunk.iter().zip(&calls).zip(&reads_of) {
-            for (state, read) in element.states.iter().zip(element_reads) {
-                steps.push(self.force(element.node_id, forced(*state)));
-                read_steps.push((steps.len(), element.backend_node_id, *state));
-                steps.push(self.evaluate_in(world, read));
+        // Each force or lift leaves the whole document's style to
+        // recalculate (decision 0046), so as few follow one another as can:
+        // a group's elements take each state together (a state's forcing
+        // replaces the one before), then are read one by one under one
+        // style; one lift each after the group's last state; what the lift
+        // started is finished at the next group's first read rather than
+        // by a read of its own (decision 0051).
+        for group in &groups {
+            for state in InteractionState::ALL {
+                let under: Vec<usize> = group
+                    .iter()
+                    .copied()
+                    .filter(|&at| chunk[at].states.contains(&state))
+                    .collect();
+                for &at in &under {
+                    steps.push(self.force(chunk[at].node_id, forced(state)));
+                }
+                if under.len() > 1 {
+                    let indexes: Vec<usize> = under.iter().map(|&at| chunk[at].index).collect();
+                    let settle = format!("__pageImportLooks.settleAll({})", serde_json::json!(indexes));
+                    steps.push(self.evaluate_owned(world, settle));
+                }
+                for &at in &under {
+                    let Some((_, read)) = reads_of[at].iter().find(|(s, _)| *s == state) else {
+                        continue;
+                    };
+                    read_steps.push((steps.len(), chunk[at].backend_node_id, state));
+                    steps.push(self.evaluate_in(world, read));
+                }
             }
-            if !element.states.is_empty() {
-                steps.push(self.force(element.node_id, &[]));
+            for &at in group {
+                steps.push(self.force(chunk[at].node_id, &[]));
+                steps.push(self.evaluate_in(world, &dones[at]));
             }
-            steps.push(self.evaluate_in(world, done));
         }
         steps.push(self.evaluate_in(world, "__pageImportLooks.finish()"));
-        // Each step is sent when first polled: polled once each in order,
-        // they are sent in order.
-        for step in steps.iter_mut() {
-            let _ = futures::poll!(step.as_mut());
-        }
-        let mut answers = futures::future::join_all(steps).await;
+        let mut answers = send_in_order(steps).await;
         for (at, element, state) in read_steps {
             match std::mem::replace(&mut answers[at], Ok(None)) {
                 Ok(Some(answer)) => reads.0.push((element, state, answer)),
@@ -273,27 +304,32 @@ impl Page {
                 Err(e) => tracing::debug!(error = %e, "an element's state could not be read"),
             }
         }
-        // A step that failed on a browser gone fails the examination.
-        match answers.into_iter().find_map(Result::err) {
-            Some(e @ (CdpError::Closed | CdpError::Timeout { .. })) => Err(e),
-            _ => Ok(()),
+        match gone(answers) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 
     fn evaluate_in<'a>(&'a self, world: i64, expression: &'a str) -> Step<'a> {
-        Box::pin(async move {
-            let evaluate = Evaluate {
-                expression,
-                context_id: Some(world),
-                await_promise: false,
-                return_by_value: true,
-            };
-            Ok(self
-                .cdp
-                .send(Some(&self.session), &evaluate, COMMAND_TIMEOUT)
-                .await?
-                .value())
-        })
+        Box::pin(self.evaluate_value(world, expression))
+    }
+
+    fn evaluate_owned(&self, world: i64, expression: String) -> Step<'_> {
+        Box::pin(async move { self.evaluate_value(world, &expression).await })
+    }
+
+    async fn evaluate_value(&self, world: i64, expression: &str) -> Result<Option<Value>, CdpError> {
+        let evaluate = Evaluate {
+            expression,
+            context_id: Some(world),
+            await_promise: false,
+            return_by_value: true,
+        };
+        Ok(self
+            .cdp
+            .send(Some(&self.session), &evaluate, COMMAND_TIMEOUT)
+            .await?
+            .value())
     }
 
     fn force(&self, node_id: i64, classes: &'static [&'static str]) -> Step<'_> {
@@ -308,6 +344,36 @@ impl Page {
     }
 }
 
+/// Sends `steps` in order, each when first polled (polled once each in
+/// order, they are sent in order), and awaits every answer.
+async fn send_in_order(mut steps: Vec<Step<'_>>) -> Vec<Result<Option<Value>, CdpError>> {
+    for step in steps.iter_mut() {
+        let _ = futures::poll!(step.as_mut());
+    }
+    futures::future::join_all(steps).await
+}
+
+/// A step that failed on a browser gone fails the examination.
+fn gone(answers: Vec<Result<Option<Value>, CdpError>>) -> Option<CdpError> {
+    answers
+        .into_iter()
+        .filter_map(Result::err)
+        .find(|e| matches!(e, CdpError::Closed | CdpError::Timeout { .. }))
+}
+
+/// `groups` when it holds each of `0..n` exactly once (what `looks.js`
+/// answers), else `None`: an answer the page could have tampered with
+/// must not leave an element unforced or forced twice.
+fn whole(groups: Vec<Vec<usize>>, n: usize) -> Option<Vec<Vec<usize>>> {
+    let mut seen = vec![false; n];
+    for &at in groups.iter().flatten() {
+        if std::mem::replace(seen.get_mut(at)?, true) {
+            return None;
+        }
+    }
+    seen.iter().all(|&s| s).then_some(groups)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,5 +385,14 @@ mod tests {
         assert_eq!(fits(ms(1500), ms(100), 1), 15);
         assert_eq!(fits(ms(1400), ms(10), 1), CHUNK, "never more than a chunk");
         assert_eq!(fits(ms(100), ms(600), 4), 1, "at least one, while budget is left");
+    }
+
+    #[test]
+    fn groups_are_taken_only_when_each_element_is_in_exactly_one() {
+        assert_eq!(whole(vec![vec![0, 2], vec![1]], 3), Some(vec![vec![0, 2], vec![1]]));
+        assert_eq!(whole(vec![vec![0], vec![1]], 3), None, "one left out");
+        assert_eq!(whole(vec![vec![0, 1], vec![1, 2]], 3), None, "one twice");
+        assert_eq!(whole(vec![vec![0, 3], vec![1, 2]], 3), None, "one not in the chunk");
+        assert_eq!(whole(vec![], 0), Some(vec![]));
     }
 }
