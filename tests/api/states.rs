@@ -285,7 +285,7 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
 /// element), then its case. The elements are unalike (their classes),
 /// so each is forced itself; they are links, as a button's pressed look
 /// (Chromium's own) changes its size and so never shares a group.
-const REACHING_PAGES: [(&str, &str, &[&str]); 3] = [
+const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
     (
         // A sibling's rule: the second tab is red while the first is hovered.
         "siblings",
@@ -332,13 +332,33 @@ const REACHING_PAGES: [(&str, &str, &[&str]); 3] = [
         <p id="end">End</p></body></html>"##,
         &["first", "g1", "g2"],
     ),
+    (
+        // A rule for another element than the state's: any hovered
+        // element shows its anchor. It changes nothing else a link reads,
+        // so links without one are forced together; the heading with one
+        // has its anchor's `display` read.
+        "subject",
+        r##"<!doctype html><html><head><style>
+        body { margin: 0; font: 16px sans-serif }
+        .first:hover { color: rgb(0, 0, 255) }
+        .anchor { display: none }
+        *:hover > .anchor { display: inline }
+        .l { color: rgb(0, 0, 0) }
+        .l:hover { color: rgb(0, 0, 200) }
+        </style></head><body><a class="first" id="first" href="#f">First</a>
+        <h3 class="head" id="head" tabindex="0">Title <a class="anchor" id="anchor" href="#h">#</a></h3>
+        <p><a class="l one" id="l1" href="#1">One</a></p><p><a class="l two" id="l2" href="#2">Two</a></p>
+        <p id="end">End</p></body></html>"##,
+        &["first", "head", "l1", "l2"],
+    ),
 ];
 
 /// Elements are forced together to save style recalculations (decision
 /// 0051), but never where one's state reaches into another's reads: a
 /// sibling's rule, a state under `:has()`, or a change of size that moves
-/// its neighbours. Each page's elements read as Chromium computes each
-/// forced alone.
+/// its neighbours; and a rule for another element than the state's counts
+/// only where that element is under it. Each page's elements read as
+/// Chromium computes each forced alone.
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn elements_forced_together_do_not_reach_into_one_anothers_reads(pool: PgPool) {
     let _browser = BROWSER.lock().await;
@@ -351,6 +371,7 @@ async fn elements_forced_together_do_not_reach_into_one_anothers_reads(pool: PgP
         let hover = |element: &str| captured_changes(&m, element, "hover").expect("a hover entry");
         match case {
             "siblings" => assert_eq!(hover("tab2")["tab2"]["color"], "rgb(0, 0, 200)", "{case}"),
+            "subject" => assert_eq!(hover("head")["anchor"]["display"], "inline", "{case}"),
             "has" => assert!(
                 !hover("more")["more"].contains_key("color"),
                 "{case}: {:?}",

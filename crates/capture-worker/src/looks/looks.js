@@ -24,6 +24,9 @@
     // `names` a read under it needs, for any element (`anyReads`) and for
     // those matching a group's selector (`reads`); null: all of them.
     declared: {}, anyDeclared: {}, anyReads: {}, reads: {},
+    // Per state: the rules whose subject is another element than the
+    // state's, as {compound, subject, at} (`learnStates`).
+    through: {},
     els: [],
     // Nodes named in answers; `[element, pseudo]` pairs.
     nodes: [], known: new Map(),
@@ -135,7 +138,8 @@
     for (const complex of split(selector, ',')) {
       if (!L.structural) L.structural = looksAtPlaces(complex);
       learnReach(complex);
-      for (const compound of split(complex, ' >+~\n\t')) {
+      const compounds = split(complex, ' >+~\n\t');
+      compounds.forEach((compound, n) => {
         for (const s of STATES) {
           const re = pseudoRe[s];
           re.lastIndex = 0;
@@ -152,11 +156,30 @@
           const stripped = compound.replace(re, '').replace(PSEUDO_ELEMENT, '') || '*';
           try { document.documentElement.matches(stripped); } catch (e) { continue; }
           L.compounds[s].add(stripped);
+          // A rule whose subject is another element (the state's compound
+          // is not the last) changes the element's reads only where one of
+          // its descendants is that subject (`plan`).
+          const subject = n < compounds.length - 1 ? subjectOf(complex, re) : null;
+          if (subject) {
+            const key = stripped + '\u0000' + subject;
+            if (!L.through[s].has(key)) L.through[s].set(key, { compound: stripped, subject, declared: new Set() });
+            declare(L.through[s].get(key).declared);
+            continue;
+          }
           if (!L.declared[s].has(stripped)) L.declared[s].set(stripped, new Set());
           declare(L.declared[s].get(stripped));
         }
-      }
+      });
     }
+  }
+
+  // The elements a complex selector with a state may style: pseudo-elements
+  // (and with them functional pseudo-classes) dropped, the state left out
+  // (`:is(*)`, as Chromium writes `*:hover` as `:hover`), so matching
+  // more, never fewer; null when that is no selector.
+  function subjectOf(complex, re) {
+    const bare = complex.replace(PSEUDO_ELEMENT, '').replace(re, ':is(*)').trim();
+    try { document.documentElement.matches(bare); return bare; } catch (e) { return null; }
   }
 
   function ref(node, pseudo) {
@@ -239,6 +262,7 @@
     L.names = names;
     for (const s of STATES) {
       L.compounds[s] = new Set(); L.any[s] = false; L.declared[s] = new Map(); L.anyDeclared[s] = new Set();
+      L.through[s] = new Map();
     }
     // Chromium's own sheet: every element gets a focus ring, a link its
     // active colour, a button its pressed border (what the pressed look
@@ -277,6 +301,7 @@
         groups.get(key).compounds.push(compound);
       }
       L.reads[s] = [...groups.values()].map(g => ({ at: g.at, selector: g.compounds.join(', ') }));
+      L.through[s] = [...L.through[s].values()].map(t => ({ compound: t.compound, subject: t.subject, at: readsFor(t.declared) }));
     }
     return tokens(parsed);
   };
@@ -382,6 +407,7 @@
   // and the indexes into `names` (null: all).
   function plan(el, mask, max = MAX_TARGETS) {
     const join = (a, b) => (a === null || b === null ? null : [...new Set([...a, ...b])]);
+    const all = targets(el, max);
     let at = [];
     STATES.forEach((s, k) => {
       if (!(mask & (1 << k))) return;
@@ -390,8 +416,16 @@
         if (at === null) return;
         try { if (el.matches(g.selector)) at = join(at, g.at); } catch (e) { at = null; }
       }
+      // What a rule declares for another element counts where such an
+      // element is among the targets (`*:hover > .anchor { display: block }`
+      // is nothing to a link with no anchor in it).
+      for (const t of L.through[s]) {
+        if (at === null) return;
+        try {
+          if (el.matches(t.compound) && all.some(([n, p], j) => j > 0 && !p && n.matches(t.subject))) at = join(at, t.at);
+        } catch (e) { at = null; }
+      }
     });
-    const all = targets(el, max);
     const contains = at !== null && at.some(p => CONTAINING.test(L.names[p]));
     const positioned = ([node, pseudo]) => ['absolute', 'fixed'].includes(getComputedStyle(node, pseudo).position);
     if (contains && all.some((t, k) => k > 0 && positioned(t))) at = null;

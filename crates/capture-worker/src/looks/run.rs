@@ -78,7 +78,9 @@ impl Page {
             return Ok((0, false));
         }
         let considered = &interactive[..interactive.len().min(MAX_CANDIDATES)];
+        let before_keys = started.elapsed();
         let mut to_examine = self.to_examine(world, considered).await?;
+        let keyed = started.elapsed();
         let mut cut = considered.len() < interactive.len() || to_examine.len() > MAX_EXAMINED;
         to_examine.truncate(MAX_EXAMINED);
         // Only the first of each kind is forced; the others, alike to it,
@@ -105,7 +107,21 @@ impl Page {
         };
         cut |= examined < to_examine.len();
         let alike: Vec<&Examined> = to_examine[..examined].iter().filter(|e| e.like != e.index).collect();
+        let forcing_ended = started.elapsed();
         self.mirror(world, &alike, reads).await?;
+        // Where the step's time went, for whoever tunes it (ms since the
+        // step began: the sheets read and parsed, the candidates matched
+        // and keyed, the firsts forced, their reads mirrored).
+        tracing::debug!(
+            sheets_ms = before_keys.as_millis() as u64,
+            keyed_ms = keyed.as_millis() as u64,
+            forced_ms = forcing_ended.as_millis() as u64,
+            mirrored_ms = started.elapsed().as_millis() as u64,
+            candidates = considered.len(),
+            firsts = firsts.len(),
+            forced,
+            "states: where the time went"
+        );
         Ok((examined as u32, cut))
     }
 
