@@ -336,7 +336,8 @@ const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
         // A rule for another element than the state's: any hovered
         // element shows its anchor. It changes nothing else a link reads,
         // so links without one are forced together; the heading with one
-        // has its anchor's `display` read.
+        // has its anchor's `display` read. A padding for the bar's links
+        // only: the bar's link reads it, the others do not.
         "subject",
         r##"<!doctype html><html><head><style>
         body { margin: 0; font: 16px sans-serif }
@@ -345,11 +346,13 @@ const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
         *:hover > .anchor { display: inline }
         .l { color: rgb(0, 0, 0) }
         .l:hover { color: rgb(0, 0, 200) }
+        .bar > a:hover { padding: 0 8px }
         </style></head><body><a class="first" id="first" href="#f">First</a>
+        <div class="bar"><a class="tool" id="tool" href="#t">Tool</a></div>
         <h3 class="head" id="head" tabindex="0">Title <a class="anchor" id="anchor" href="#h">#</a></h3>
         <p><a class="l one" id="l1" href="#1">One</a></p><p><a class="l two" id="l2" href="#2">Two</a></p>
         <p id="end">End</p></body></html>"##,
-        &["first", "head", "l1", "l2"],
+        &["first", "tool", "head", "l1", "l2"],
     ),
 ];
 
@@ -371,7 +374,10 @@ async fn elements_forced_together_do_not_reach_into_one_anothers_reads(pool: PgP
         let hover = |element: &str| captured_changes(&m, element, "hover").expect("a hover entry");
         match case {
             "siblings" => assert_eq!(hover("tab2")["tab2"]["color"], "rgb(0, 0, 200)", "{case}"),
-            "subject" => assert_eq!(hover("head")["anchor"]["display"], "inline", "{case}"),
+            "subject" => {
+                assert_eq!(hover("head")["anchor"]["display"], "inline", "{case}");
+                assert_eq!(hover("tool")["tool"]["padding-left"], "8px", "{case}");
+            }
             "has" => assert!(
                 !hover("more")["more"].contains_key("color"),
                 "{case}: {:?}",

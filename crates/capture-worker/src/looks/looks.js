@@ -166,8 +166,12 @@
             declare(L.through[s].get(key).declared);
             continue;
           }
-          if (!L.declared[s].has(stripped)) L.declared[s].set(stripped, new Set());
-          declare(L.declared[s].get(stripped));
+          // Its own rule: kept under the whole selector, the state left
+          // out, so `.toolbar > a:hover { border: 0 }` is nothing to a
+          // sidebar's link (under the compound alone, `a`, it was).
+          const own = n === compounds.length - 1 ? subjectOf(complex, re) || stripped : stripped;
+          if (!L.declared[s].has(own)) L.declared[s].set(own, new Set());
+          declare(L.declared[s].get(own));
         }
       });
     }
