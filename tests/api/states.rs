@@ -196,9 +196,9 @@ async fn chromium_changes(browser: &mut Browser, element: &str, forced: &[&str],
 /// Each of `elements` under each state changed in `m` what a plain
 /// Chromium computes with that state forced on it alone; `last` is the
 /// id of the page's last element (the page is loaded when it is there).
-async fn assert_as_chromium(site: &Site, m: &Manifest, elements: &[&str], last: &str) {
+async fn assert_as_chromium(url: &str, m: &Manifest, elements: &[&str], last: &str) {
     let names = m["dom"]["styleNames"].clone();
-    let mut chromium = Browser::open(&site.url("/")).await;
+    let mut chromium = Browser::open(url).await;
     chromium
         .until(
             &format!("document.readyState === 'complete' && !!document.getElementById('{last}')"),
@@ -242,7 +242,7 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
         "a non-interactive element is not examined"
     );
 
-    assert_as_chromium(&site, &m, &INTERACTIVE, "still").await;
+    assert_as_chromium(&site.url("/"), &m, &INTERACTIVE, "still").await;
     // What the page says, spot-checked: the transition ran to its end, the
     // parent's hover reached the icon and its generated content, the
     // field's focus ring, the lift's badge, and nothing for the plain
@@ -281,56 +281,42 @@ async fn each_state_changes_what_chromium_computes_with_it_forced_and_the_screen
 
 /// Pages whose elements reach into one another's reads when forced at the
 /// same time (decision 0051: elements are forced together only when none
-/// can): each has a first link (the examination's first chunk is one
-/// element), then its case. The elements are unalike (their classes),
-/// so each is forced itself; they are links, as a button's pressed look
-/// (Chromium's own) changes its size and so never shares a group.
-const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
+/// can), as their case, style and body ([`reaching_page`] adds a first
+/// link: the examination's first chunk is one element). The elements are
+/// unalike (their classes), so each is forced itself; they are links, as
+/// a button's pressed look (Chromium's own) changes its size and so never
+/// shares a group.
+const REACHING_PAGES: [(&str, &str, &str, &[&str]); 4] = [
     (
         // A sibling's rule: the second tab is red while the first is hovered.
         "siblings",
-        r##"<!doctype html><html><head><style>
-        body { margin: 0; font: 16px sans-serif }
-        .first:hover { color: rgb(0, 0, 255) }
-        .tab { color: rgb(0, 0, 0) }
-        .tab:hover { color: rgb(0, 0, 200) }
-        .tab:hover + .tab { color: rgb(200, 0, 0) }
-        </style></head><body><a class="first" id="first" href="#f">First</a>
-        <div><a class="tab one" id="tab1" href="#1">One</a><a class="tab two" id="tab2" href="#2">Two</a><a class="tab three" id="tab3" href="#3">Three</a></div>
-        <p id="end">End</p></body></html>"##,
-        &["first", "tab1", "tab2", "tab3"],
+        r##".tab { color: rgb(0, 0, 0) }
+.tab:hover { color: rgb(0, 0, 200) }
+.tab:hover + .tab { color: rgb(200, 0, 0) }"##,
+        r##"<div><a class="tab one" id="tab1" href="#1">One</a><a class="tab two" id="tab2" href="#2">Two</a><a class="tab three" id="tab3" href="#3">Three</a></div>"##,
+        &["tab1", "tab2", "tab3"],
     ),
     (
         // `:has()`: the box's link turns green while the button beside it
         // is hovered.
         "has",
-        r##"<!doctype html><html><head><style>
-        body { margin: 0; font: 16px sans-serif }
-        .first:hover { color: rgb(0, 0, 255) }
-        .go { background-color: rgb(100, 100, 100); color: white }
-        .go:hover { background-color: rgb(200, 200, 0) }
-        .more { color: rgb(0, 0, 0); text-decoration-line: none }
-        .more:hover { text-decoration-line: underline }
-        .box:has(.go:hover) .more { color: rgb(0, 150, 0) }
-        </style></head><body><a class="first" id="first" href="#f">First</a>
-        <div class="box"><a class="go" id="go" href="#g">Go</a> <a class="more" id="more" href="#m">More</a></div>
-        <p id="end">End</p></body></html>"##,
-        &["first", "go", "more"],
+        r##".go { background-color: rgb(100, 100, 100); color: white }
+.go:hover { background-color: rgb(200, 200, 0) }
+.more { color: rgb(0, 0, 0); text-decoration-line: none }
+.more:hover { text-decoration-line: underline }
+.box:has(.go:hover) .more { color: rgb(0, 150, 0) }"##,
+        r##"<div class="box"><a class="go" id="go" href="#g">Go</a> <a class="more" id="more" href="#m">More</a></div>"##,
+        &["go", "more"],
     ),
     (
         // Sizes: two items of one flex row share its width, so one's
         // padding under hover narrows the other.
         "layout",
-        r##"<!doctype html><html><head><style>
-        body { margin: 0; font: 16px sans-serif }
-        .first:hover { color: rgb(0, 0, 255) }
-        .bar { display: flex; width: 300px }
-        .grow { flex: 1 1 auto; padding: 0 }
-        .grow:hover { padding: 0 30px }
-        </style></head><body><a class="first" id="first" href="#f">First</a>
-        <div class="bar"><a class="grow g1" id="g1" href="#a">A</a><a class="grow g2" id="g2" href="#b">B</a></div>
-        <p id="end">End</p></body></html>"##,
-        &["first", "g1", "g2"],
+        r##".bar { display: flex; width: 300px }
+.grow { flex: 1 1 auto; padding: 0 }
+.grow:hover { padding: 0 30px }"##,
+        r##"<div class="bar"><a class="grow g1" id="g1" href="#a">A</a><a class="grow g2" id="g2" href="#b">B</a></div>"##,
+        &["g1", "g2"],
     ),
     (
         // A rule for another element than the state's: any hovered
@@ -339,22 +325,26 @@ const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
         // has its anchor's `display` read. A padding for the bar's links
         // only: the bar's link reads it, the others do not.
         "subject",
-        r##"<!doctype html><html><head><style>
-        body { margin: 0; font: 16px sans-serif }
-        .first:hover { color: rgb(0, 0, 255) }
-        .anchor { display: none }
-        *:hover > .anchor { display: inline }
-        .l { color: rgb(0, 0, 0) }
-        .l:hover { color: rgb(0, 0, 200) }
-        .bar > a:hover { padding: 0 8px }
-        </style></head><body><a class="first" id="first" href="#f">First</a>
-        <div class="bar"><a class="tool" id="tool" href="#t">Tool</a></div>
-        <h3 class="head" id="head" tabindex="0">Title <a class="anchor" id="anchor" href="#h">#</a></h3>
-        <p><a class="l one" id="l1" href="#1">One</a></p><p><a class="l two" id="l2" href="#2">Two</a></p>
-        <p id="end">End</p></body></html>"##,
-        &["first", "tool", "head", "l1", "l2"],
+        r##".anchor { display: none }
+*:hover > .anchor { display: inline }
+.l { color: rgb(0, 0, 0) }
+.l:hover { color: rgb(0, 0, 200) }
+.bar > a:hover { padding: 0 8px }"##,
+        r##"<div class="bar"><a class="tool" id="tool" href="#t">Tool</a></div>
+<h3 class="head" id="head" tabindex="0">Title <a class="anchor" id="anchor" href="#h">#</a></h3>
+<p><a class="l one" id="l1" href="#1">One</a></p><p><a class="l two" id="l2" href="#2">Two</a></p>"##,
+        &["tool", "head", "l1", "l2"],
     ),
 ];
+
+/// A page of [`REACHING_PAGES`]: a first link, then the case.
+fn reaching_page(style: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html><head><style>body {{ margin: 0; font: 16px sans-serif }}
+        .first:hover {{ color: rgb(0, 0, 255) }}\n{style}</style></head><body>
+        <a class=\"first\" id=\"first\" href=\"#f\">First</a>\n{body}\n<p id=\"end\">End</p></body></html>"
+    )
+}
 
 /// Elements are forced together to save style recalculations (decision
 /// 0051), but never where one's state reaches into another's reads: a
@@ -365,11 +355,25 @@ const REACHING_PAGES: [(&str, &str, &[&str]); 4] = [
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn elements_forced_together_do_not_reach_into_one_anothers_reads(pool: PgPool) {
     let _browser = BROWSER.lock().await;
-    for (case, html, elements) in REACHING_PAGES {
-        let site = Site::start(vec![("/", Page::html(html))]).await;
-        let (_app, m, _worker) = capture(pool.clone(), &site, &[]).await;
+    // One service and one worker for all the pages (a second service on the
+    // same database would race the first for their dispatch).
+    let pages: Vec<(String, Page)> = REACHING_PAGES
+        .iter()
+        .map(|(case, style, body, _)| (format!("/{case}"), Page::html(&reaching_page(style, body))))
+        .collect();
+    let site = Site::start(pages.iter().map(|(path, page)| (path.as_str(), page.clone())).collect()).await;
+    let app = TestApp::private(pool).await;
+    let tenant = app.tenant().await;
+    let worker = WorkerProcess::start(&app, &[site.addr], &[]);
+    for (case, _, _, cased) in REACHING_PAGES {
+        let elements: Vec<&str> = std::iter::once("first").chain(cased.iter().copied()).collect();
+        let url = site.url(&format!("/{case}"));
+        let id = app.import_url(&tenant, &url, None).await;
+        let import = app.finished(&tenant, &id, &worker).await;
+        assert_eq!(import["status"], "completed", "{case}: {import}\n{}", worker.log_text());
+        let m = app.manifest(&id, 1).await;
         assert_eq!(m["page"]["statesExamined"], elements.len(), "{case}: {}", m["page"]);
-        assert_as_chromium(&site, &m, elements, "end").await;
+        assert_as_chromium(&url, &m, &elements, "end").await;
         // Spot-checked: each element's own look, none of its neighbour's.
         let hover = |element: &str| captured_changes(&m, element, "hover").expect("a hover entry");
         match case {
