@@ -66,6 +66,13 @@ ensure_landing_fixtures() {
   ensure_npm_fixtures landing "the landing tests' Start Bootstrap templates"
 }
 
+# The CSS and component libraries the interaction-state corpus serves
+# (tests/fixtures/states: Tailwind's run-time compiler, Shoelace, Lit,
+# Bootstrap, daisyUI).
+ensure_states_fixtures() {
+  ensure_npm_fixtures states "the states corpus's CSS and component libraries"
+}
+
 # Prometheus and promtool from Debian: the alert rules' unit tests
 # (promtool test rules) and tests/api/alerts.rs, which runs a real server.
 ensure_prometheus() {

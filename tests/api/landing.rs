@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use sqlx::PgPool;
 
 use crate::fidelity::{capture_allowing, capture_page, png, Captured, PNG_RED};
-use crate::helpers::capture::{fresh_loopback, Page, Site, Tripwire};
+use crate::helpers::capture::{files_under, fresh_loopback, Page, Site, Tripwire};
 use crate::helpers::manifest::attribute;
 use crate::helpers::repo_path;
 
@@ -234,38 +234,14 @@ async fn template(name: &str) -> Site {
     let dist = repo_path(&format!(
         "tests/fixtures/landing/node_modules/startbootstrap-{name}/dist"
     ));
-    let mut pages = Vec::new();
-    for file in walk(std::path::Path::new(&dist)) {
-        let path = format!("/{}", file.strip_prefix(&dist).unwrap().to_str().unwrap());
-        let body = std::fs::read(&file).unwrap();
-        let page = match path.rsplit('.').next() {
-            Some("html") => Page::html(std::str::from_utf8(&body).unwrap()),
-            Some("css") => Page::of("text/css", body),
-            Some("js") => Page::of("application/javascript", body),
-            Some("png") => Page::of("image/png", body),
-            Some("jpg") => Page::of("image/jpeg", body),
-            Some("svg") => Page::of("image/svg+xml", body),
-            _ => Page::of("application/octet-stream", body),
-        };
-        let path = if path == "/index.html" { "/".to_owned() } else { path };
-        pages.push((path, page));
-    }
-    Site::start(pages.iter().map(|(p, page)| (p.as_str(), page.clone())).collect()).await
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let entries =
-        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir:?}: {e} (scripts/lib.sh ensure_npm_fixtures)"));
-    entries
-        .flat_map(|entry| {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path)
-            } else {
-                vec![path]
-            }
+    let pages: Vec<(String, Page)> = files_under(&dist, "", |_| true)
+        .into_iter()
+        .map(|(path, page)| match path.as_str() {
+            "/index.html" => ("/".to_owned(), page),
+            _ => (path, page),
         })
-        .collect()
+        .collect();
+    Site::start(pages.iter().map(|(p, page)| (p.as_str(), page.clone())).collect()).await
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

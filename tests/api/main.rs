@@ -38,6 +38,7 @@ mod schema;
 mod set_capture;
 mod sets;
 mod states;
+mod states_corpus;
 mod stillness;
 mod tenancy;
 mod traces;

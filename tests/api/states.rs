@@ -25,7 +25,22 @@ const STATES: [(&str, &[&str]); 3] = [
 ];
 
 /// Changed properties by node: `id` or `id::pseudo`.
-type Changes = BTreeMap<String, BTreeMap<String, String>>;
+pub(crate) type Changes = BTreeMap<String, BTreeMap<String, String>>;
+
+/// What the worker's Chromium is launched with that changes what a page
+/// computes (crates/capture-worker/src/browser.rs): a desktop's mouse, so
+/// `(hover: hover)` matches (Tailwind's `hover:` asks for it), no
+/// scrollbars, its text hinting.
+const AS_THE_WORKERS: [&str; 3] = [
+    "--blink-settings=primaryHoverType=2,availableHoverTypes=2,primaryPointerType=4,availablePointerTypes=4",
+    "--hide-scrollbars",
+    "--font-render-hinting=none",
+];
+
+/// A script's `byId(id)`: the element with that `id` in the document or in
+/// any open shadow root, found in that order.
+const BY_ID: &str = "const byId = (id, root = document) => root.getElementById(id)
+    || [...root.querySelectorAll('*')].reduce((found, el) => found || (el.shadowRoot && byId(id, el.shadowRoot)), null);";
 
 const STATES_PAGE: &str = r##"<!doctype html><html><head><style>
 body { margin: 0; font: 16px sans-serif }
@@ -112,7 +127,7 @@ fn name_of(m: &Manifest, node: &Value) -> String {
 }
 
 /// The manifest's changes of `element` under `state`; `None` without an entry.
-fn captured_changes(m: &Manifest, element: &str, state: &str) -> Option<Changes> {
+pub(crate) fn captured_changes(m: &Manifest, element: &str, state: &str) -> Option<Changes> {
     let id = &m.element(element)["id"];
     let entries: Vec<&Value> = m["dom"]["states"]
         .as_array()
@@ -138,17 +153,23 @@ fn captured_changes(m: &Manifest, element: &str, state: &str) -> Option<Changes>
 }
 
 /// What the plain browser computes for `element` and everything with an
-/// `id` under it (and their `::before`/`::after`), for `names`, with
-/// transitions run to their end.
+/// `id` under it in the manifest's tree (the composed tree: a host's
+/// shadow tree, and what a slot shows, under the slot), and their
+/// `::before`/`::after`, for `names`, with transitions run to their end
+/// (and endless animations paused).
 async fn computed(browser: &mut Browser, element: &str, names: &Value) -> BTreeMap<String, Vec<String>> {
     let read = format!(
         r#"(() => {{
             const names = {names};
-            const root = document.getElementById('{element}');
-            for (const a of root.getAnimations({{subtree: true}})) a.finish();
+            {BY_ID}
+            const shown = el => el.shadowRoot ? [...el.shadowRoot.children]
+                : el.localName === 'slot' && el.assignedElements().length ? el.assignedElements() : [...el.children];
+            const under = el => [el, ...shown(el).flatMap(under)];
+            const all = under(byId('{element}'));
+            for (const el of all) for (const a of el.getAnimations({{subtree: true}})) {{ try {{ a.finish(); }} catch (e) {{ a.pause(); }} }}
             const out = {{}};
             const read = (el, pseudo) => {{ const s = getComputedStyle(el, pseudo); return names.map(n => s.getPropertyValue(n)); }};
-            for (const el of [root, ...root.querySelectorAll('[id]')]) {{
+            for (const el of all.filter(el => el.id)) {{
                 out[el.id] = read(el, null);
                 for (const p of ['::before', '::after']) {{
                     if (!['none', 'normal'].includes(getComputedStyle(el, p).content)) out[el.id + p] = read(el, p);
@@ -160,16 +181,19 @@ async fn computed(browser: &mut Browser, element: &str, names: &Value) -> BTreeM
     serde_json::from_value(browser.eval(&read).await).unwrap()
 }
 
-/// What Chromium itself computes changing under `forced` on `element`.
+/// What Chromium itself computes changing under `forced` on `element`
+/// (in the document or an open shadow root).
 async fn chromium_changes(browser: &mut Browser, element: &str, forced: &[&str], names: &Value) -> Changes {
-    let document = browser.call("DOM.getDocument", json!({"depth": 0})).await;
-    let node = browser
+    browser.call("DOM.getDocument", json!({"depth": 0})).await;
+    let found = browser
         .call(
-            "DOM.querySelector",
-            json!({"nodeId": document["root"]["nodeId"], "selector": format!("#{element}")}),
+            "Runtime.evaluate",
+            json!({"expression": format!("(() => {{ {BY_ID} return byId('{element}'); }})()")}),
         )
-        .await["nodeId"]
-        .clone();
+        .await;
+    let object = &found["result"]["objectId"];
+    assert!(object.is_string(), "no element #{element}: {found}");
+    let node = browser.call("DOM.requestNode", json!({"objectId": object})).await["nodeId"].clone();
     let rest = computed(browser, element, names).await;
     let force = |classes: &[&str]| json!({"nodeId": node, "forcedPseudoClasses": classes});
     browser.call("CSS.forcePseudoState", force(forced)).await;
@@ -197,8 +221,23 @@ async fn chromium_changes(browser: &mut Browser, element: &str, forced: &[&str],
 /// Chromium computes with that state forced on it alone; `last` is the
 /// id of the page's last element (the page is loaded when it is there).
 async fn assert_as_chromium(url: &str, m: &Manifest, elements: &[&str], last: &str) {
+    let differences = differences_from_chromium(url, m, elements, last).await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Where `m`'s entries of `elements` differ from what a plain Chromium, on
+/// the manifest's viewport and launched as the worker's is, computes with
+/// each state forced on each element alone: one line each, the element,
+/// the state, the captured changes and Chromium's.
+pub(crate) async fn differences_from_chromium(url: &str, m: &Manifest, elements: &[&str], last: &str) -> Vec<String> {
     let names = m["dom"]["styleNames"].clone();
-    let mut chromium = Browser::open(url).await;
+    let mut chromium = Browser::open_with("about:blank", &AS_THE_WORKERS).await;
+    let viewport = &m["viewport"];
+    let metrics = json!({"width": viewport["width"], "height": viewport["height"],
+        "deviceScaleFactor": viewport["deviceScaleFactor"], "mobile": viewport["mobile"].as_bool().unwrap_or(false),
+        "screenWidth": viewport["width"], "screenHeight": viewport["height"]});
+    chromium.call("Emulation.setDeviceMetricsOverride", metrics).await;
+    chromium.call("Page.navigate", json!({"url": url})).await;
     chromium
         .until(
             &format!("document.readyState === 'complete' && !!document.getElementById('{last}')"),
@@ -207,19 +246,21 @@ async fn assert_as_chromium(url: &str, m: &Manifest, elements: &[&str], last: &s
         .await;
     chromium.call("DOM.enable", json!({})).await;
     chromium.call("CSS.enable", json!({})).await;
+    let mut differences = Vec::new();
     for element in elements {
         for (state, forced) in STATES {
             let expected = chromium_changes(&mut chromium, element, forced, &names).await;
-            let captured = captured_changes(m, element, state);
-            match captured {
-                None => assert!(
-                    expected.is_empty(),
-                    "{element} {state}: no entry, Chromium: {expected:?}"
-                ),
-                Some(captured) => assert_eq!(captured, expected, "{element} {state}"),
+            match captured_changes(m, element, state) {
+                None if expected.is_empty() => {}
+                None => differences.push(format!("{element} {state}: no entry, Chromium: {expected:?}")),
+                Some(captured) if captured == expected => {}
+                Some(captured) => differences.push(format!(
+                    "{element} {state}: captured {captured:?}, Chromium: {expected:?}"
+                )),
             }
         }
     }
+    differences
 }
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]

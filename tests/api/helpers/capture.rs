@@ -94,6 +94,22 @@ impl Page {
         self
     }
 
+    /// A file from disk, its content type told by its extension.
+    pub fn file(path: &std::path::Path) -> Self {
+        let body = std::fs::read(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        let content_type = match path.extension().and_then(|e| e.to_str()) {
+            Some("html") => return Self::html(std::str::from_utf8(&body).unwrap()),
+            Some("css") => "text/css",
+            Some("js" | "mjs") => "application/javascript",
+            Some("json") => "application/json",
+            Some("png") => "image/png",
+            Some("jpg") => "image/jpeg",
+            Some("svg") => "image/svg+xml",
+            _ => "application/octet-stream",
+        };
+        Self::of(content_type, body)
+    }
+
     pub fn redirect(to: &str) -> Self {
         Self {
             status: 302,
@@ -107,6 +123,34 @@ impl Page {
             barrier: None,
         }
     }
+}
+
+/// The files under `dir` (an npm fixture's, installed by scripts/lib.sh
+/// `ensure_npm_fixtures`) that `wanted` keeps, each at its path below `dir`
+/// prefixed with `at`.
+pub fn files_under(dir: &str, at: &str, wanted: impl Fn(&std::path::Path) -> bool) -> Vec<(String, Page)> {
+    fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{dir:?}: {e} (scripts/lib.sh ensure_npm_fixtures)"));
+        entries
+            .flat_map(|entry| {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path)
+                } else {
+                    vec![path]
+                }
+            })
+            .collect()
+    }
+    walk(std::path::Path::new(dir))
+        .into_iter()
+        .filter(|file| wanted(file))
+        .map(|file| {
+            let path = format!("{at}/{}", file.strip_prefix(dir).unwrap().to_str().unwrap());
+            (path, Page::file(&file))
+        })
+        .collect()
 }
 
 /// A web site on `http://{addr}/` (port 80 of a fresh loopback address).

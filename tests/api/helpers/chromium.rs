@@ -29,6 +29,11 @@ impl Drop for TempDir {
 
 impl Browser {
     pub async fn open(url: &str) -> Self {
+        Self::open_with(url, &[]).await
+    }
+
+    /// A Chromium launched with `args` too, showing `url`.
+    pub async fn open_with(url: &str, args: &[&str]) -> Self {
         use std::os::unix::process::CommandExt;
         let profile = TempDir(std::env::temp_dir().join(format!("browser-test-{}", uuid::Uuid::new_v4().simple())));
         let chromium = std::env::var("CHROMIUM_PATH").unwrap_or_else(|_| "/usr/lib/chromium/chromium".into());
@@ -44,6 +49,7 @@ impl Browser {
                 "--no-first-run",
                 "--remote-debugging-port=0",
             ])
+            .args(args)
             .arg(format!("--user-data-dir={}", profile.0.display()))
             .arg(url)
             .stdout(Stdio::null())
