@@ -387,7 +387,6 @@ const TAILWIND_STACKED: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: a state variant stacked on a breakpoint is not read (`md:hover:bg-slate-100` gives no hover entry, `lg:hover:underline` no text-decoration-line, `md:focus-visible:bg-sky-50` on a summary no background): looks.js strips the state's name from the escaped class name too, and the compound no longer parses"]
 async fn tailwind_state_variants_stacked_on_a_breakpoint_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &TAILWIND_STACKED).await;
 }
@@ -563,7 +562,6 @@ const SLOTTED: [CorpusPage; 2] = [
 ];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: what a slot shows is under the slot in the manifest's tree but not read under the shadow element's state (an sl-button's icon keeps its colour), and an element slotted under another is forced together with it (the Lit label's hover colours the terms link's own hover entry)"]
 async fn slotted_content_changes_with_the_element_it_is_slotted_under_and_only_with_it(pool: PgPool) {
     assert_as_chromium_alone(pool, &SLOTTED).await;
 }

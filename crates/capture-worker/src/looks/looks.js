@@ -65,9 +65,12 @@
     return out;
   }
   const topLevel = s => s.replace(/\([^()]*(\([^()]*\)[^()]*)*\)/g, '()');
+  // A colon a backslash escapes is part of a name (Tailwind's
+  // `.md\:hover\:bg-slate-100:hover` has one state, the last).
+  const UNESCAPED = /(?<!(?:^|[^\\])(?:\\\\)*\\)/.source;
   const pseudoRe = {};
-  for (const s of STATES) pseudoRe[s] = new RegExp(':(' + FORCED[s].join('|') + ')(?![\\w-])', 'g');
-  const PSEUDO_ELEMENT = /::?[\w-]+\([^)]*\)|::[\w-]+|:(before|after|first-line|first-letter)(?![\w-])/g;
+  for (const s of STATES) pseudoRe[s] = new RegExp(UNESCAPED + ':(' + FORCED[s].join('|') + ')(?![\\w-])', 'g');
+  const PSEUDO_ELEMENT = new RegExp(UNESCAPED + '(?:::?[\\w-]+\\([^)]*\\)|::[\\w-]+|:(before|after|first-line|first-letter)(?![\\w-]))', 'g');
 
   // A nested rule's selector made whole with its parent's.
   function nest(parent, child) {
@@ -363,11 +366,15 @@
   }
 
   // What is read of element `i` and under it: itself, its generated
-  // content, its descendants (open shadow trees first), at most `max`.
+  // content, its descendants (open shadow trees first) and what their
+  // slots show (a button's slotted icon inherits the part's colour), at
+  // most `max`.
   function targets(el, max = MAX_TARGETS) {
     const out = [];
+    const seen = new Set();
     const visit = node => {
-      if (out.length >= max) return;
+      if (out.length >= max || seen.has(node)) return;
+      seen.add(node);
       out.push([node, null]);
       for (const p of PSEUDOS) {
         const style = getComputedStyle(node, p);
@@ -375,6 +382,7 @@
         if (shown && out.length < max) out.push([node, p]);
       }
       if (node.shadowRoot) for (const c of node.shadowRoot.children) visit(c);
+      if (node.localName === 'slot') for (const c of node.assignedElements({ flatten: true })) visit(c);
       for (const c of node.children) visit(c);
     };
     visit(el);
@@ -459,6 +467,9 @@
   const LIVE = [':checked', ':indeterminate', ':disabled', ':placeholder-shown', ':invalid', ':target', ':open',
     ':defined'].filter(state => { try { document.documentElement.matches(state); return true; } catch (e) { return false; } });
   const parentOf = n => n.parentElement || (n.parentNode instanceof ShadowRoot ? n.parentNode.host : null);
+  // The parent in the tree that renders (and passes styles on): a slotted
+  // element's is its slot (in an open shadow tree).
+  const renderedParentOf = n => n.assignedSlot || parentOf(n);
 
   // For each candidate (`masks`: `candidates`' answer), the index of the
   // first one alike to it (itself when none is): elements with the same
@@ -488,7 +499,7 @@
         if (all.length > KIND_TARGETS) return i;
         const values = at || KEY_VALUES.map(n => L.names.indexOf(n)).filter(k => k >= 0);
         const parts = [String(mask), at === null ? '*' : at.join(',')];
-        for (let a = parentOf(el); a; a = parentOf(a)) parts.push(shape(a));
+        for (let a = renderedParentOf(el); a; a = renderedParentOf(a)) parts.push(shape(a));
         parts.push('|');
         for (const t of all) parts.push(shape(t[0]) + (t[1] || ''), read(t, values).join('\u0001'));
         const key = parts.join('\u0002');
@@ -544,11 +555,12 @@
   // whole document's style to recalculate). Together only elements whose
   // states change what they paint and nothing laid out (a read taking
   // only such properties: no size of another can move), none inside
-  // another (with a sibling's rule, inside another's parent), on a page
+  // another in the tree that renders (a slotted element is inside its
+  // slot; with a sibling's rule, inside another's parent), on a page
   // where no state reaches anywhere (`:has()`). Answers positions in
   // `chunk`.
   L.groups = function (chunk) {
-    const inside = (n, root) => { for (let x = n; x; x = parentOf(x)) if (x === root) return true; return false; };
+    const inside = (n, root) => { for (let x = n; x; x = renderedParentOf(x)) if (x === root) return true; return false; };
     const area = el => (L.reach.siblings ? parentOf(el) || el : el);
     const apart = (a, b) => !inside(b, area(a)) && !inside(a, area(b));
     const groups = [];
