@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod objects;
 pub mod openapi;
 pub mod queue;
+pub mod request_span;
 pub mod resource;
 pub mod router;
 pub mod routes;

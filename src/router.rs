@@ -1,6 +1,6 @@
 //! The router: every route group from `routes.rs` with its layers (body
-//! limits, CORS, timeouts, request ids, metrics, panics as 500), and the
-//! second listener's `/metrics` router.
+//! limits, CORS, timeouts, request ids, the request's span and access line,
+//! metrics, panics as 500), and the second listener's `/metrics` router.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,17 +11,16 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
 use page_import_contract::job::TRACEPARENT;
-use page_import_platform::telemetry::trace_context;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, OnResponse, TraceLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::http;
 use crate::http::ops::ApiDocument;
 use crate::openapi;
+use crate::request_span::RequestSpanLayer;
 use crate::routes;
 use crate::state::AppState;
 
@@ -53,8 +52,6 @@ pub fn router(state: AppState) -> Router {
     } else {
         ops
     };
-    // Only here: a user request does not pay for a layer it never needs.
-    let ops = ops.layer(middleware::from_fn(mark_probes));
 
     Router::new()
         .merge(user)
@@ -67,70 +64,9 @@ pub fn router(state: AppState) -> Router {
             ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
         }))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(request_span)
-                .on_response(AccessLog),
-        )
+        .layer(RequestSpanLayer)
         .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
         .with_state(state)
-}
-
-/// A request's span, with its method, path and request id. W3C Trace
-/// Context (SPEC §9): a valid `traceparent` is continued (a caller's, or a
-/// worker's on its callback); otherwise the request starts a trace.
-fn request_span(req: &Request) -> tracing::Span {
-    let request_id = req
-        .extensions()
-        .get::<RequestId>()
-        .and_then(|id| id.header_value().to_str().ok())
-        .unwrap_or("-");
-    let span = tracing::info_span!(
-        "request",
-        method = req.method().as_str(),
-        path = req.uri().path(),
-        request_id
-    );
-    let traceparent = req.headers().get(TRACEPARENT).and_then(|v| v.to_str().ok());
-    trace_context::continue_from(&span, traceparent);
-    span
-}
-
-/// The paths monitoring polls: Prometheus scrapes `/metrics` every 15 s
-/// (`scripts/dev` runs one), load balancers and orchestrators probe the
-/// other two every few seconds.
-const PROBES: [&str; 3] = ["/metrics", "/healthz", "/readyz"];
-
-/// Marks a response to a probe ([`PROBES`]) for the access log.
-#[derive(Clone, Copy)]
-struct Probe;
-
-async fn mark_probes(req: Request, next: Next) -> Response {
-    let probe = PROBES.contains(&req.uri().path());
-    let mut response = next.run(req).await;
-    if probe {
-        response.extensions_mut().insert(Probe);
-    }
-    response
-}
-
-/// The access log: a line per response, at INFO, but at DEBUG for a
-/// probe's, so that the lines of the requests someone made are not lost
-/// among scrapes in a console at the default `RUST_LOG=info`.
-#[derive(Clone, Copy)]
-struct AccessLog;
-
-impl<B> OnResponse<B> for AccessLog {
-    fn on_response(self, response: &axum::http::Response<B>, latency: Duration, span: &tracing::Span) {
-        let level = if response.extensions().get::<Probe>().is_some() {
-            tracing::Level::DEBUG
-        } else {
-            tracing::Level::INFO
-        };
-        DefaultOnResponse::new()
-            .level(level)
-            .on_response(response, latency, span);
-    }
 }
 
 /// The second listener's router when `METRICS_ADDR` is set: `/metrics` only.

@@ -280,7 +280,7 @@ async fn scrapes_and_probes_are_logged_at_debug_and_requests_at_info(pool: PgPoo
     let service = ServiceProcess::start(
         &app,
         &database_url_of(&pool),
-        &[("RUST_LOG", "info,tower_http::trace=debug")],
+        &[("RUST_LOG", "info,page_import::access=debug")],
     );
     let http = reqwest::Client::new();
     for path in ["/metrics", "/healthz", "/readyz"] {
