@@ -30,8 +30,22 @@ const LIBRARIES: [(&str, &str); 3] = [
 /// each component it finds from beside itself.
 const SHOELACE: &str = "@shoelace-style/shoelace/cdn";
 
-/// Lit's packages, served at `/npm/` for a page's import map ([`LIT_HEAD`]).
-const LIT: [&str; 4] = ["lit", "lit-html", "lit-element", "@lit/reactive-element"];
+/// Lit's packages, and Material Web's (on Lit, with `tslib`), served at
+/// `/npm/` for a page's import map ([`LIT_HEAD`], [`MATERIAL_HEAD`]).
+const LIT: [&str; 6] = [
+    "lit",
+    "lit-html",
+    "lit-element",
+    "@lit/reactive-element",
+    "@material/web",
+    "tslib",
+];
+
+/// Classless and semantic style sheets, served at `/css/`.
+const SEMANTIC: [(&str, &str); 2] = [
+    ("/css/pico.css", "@picocss/pico/css/pico.min.css"),
+    ("/css/water.css", "water.css/out/water.min.css"),
+];
 
 /// A desktop, so that Tailwind's `md:`/`lg:` and Bootstrap's
 /// `navbar-expand-lg` are in force.
@@ -112,7 +126,7 @@ async fn corpus_site(pages: &[CorpusPage]) -> Site {
         .iter()
         .map(|p| (p.path.to_owned(), Page::html(&p.html())))
         .collect();
-    for (path, file) in LIBRARIES {
+    for (path, file) in LIBRARIES.into_iter().chain(SEMANTIC) {
         served.push((
             path.to_owned(),
             Page::file(std::path::Path::new(&format!("{modules}/{file}"))),
@@ -125,7 +139,7 @@ async fn corpus_site(pages: &[CorpusPage]) -> Site {
         served.extend(files_under(
             &format!("{modules}/{package}"),
             &format!("/npm/{package}"),
-            |file| file.extension().is_some_and(|e| e == "js"),
+            |file| file.extension().is_some_and(|e| e == "js" || e == "mjs"),
         ));
     }
     Site::start(
@@ -758,4 +772,723 @@ const DAISYUI: [CorpusPage; 1] = [CorpusPage {
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
 async fn daisyui_states_are_what_chromium_computes_forcing_each_element_alone(pool: PgPool) {
     assert_as_chromium_alone(pool, &DAISYUI).await;
+}
+
+/// Material Web (Google's Material 3 components, Lit) from the npm
+/// registry through an import map, as a page without a bundler loads it.
+/// Its state layers are `md-ripple` and `md-focus-ring`, which the
+/// component shows from pointer and focus events (no forced state starts
+/// them); what CSS says under a state is its own sheets' `:host(:hover)`,
+/// `:where(:hover) .label` and the tokens a page sets on a host.
+const MATERIAL_HEAD: &str = r#"<script type="importmap">{"imports": {
+  "lit": "/npm/lit/index.js", "lit/": "/npm/lit/",
+  "lit-html": "/npm/lit-html/lit-html.js", "lit-html/": "/npm/lit-html/",
+  "lit-element/": "/npm/lit-element/",
+  "@lit/reactive-element": "/npm/@lit/reactive-element/reactive-element.js", "@lit/reactive-element/": "/npm/@lit/reactive-element/",
+  "tslib": "/npm/tslib/tslib.es6.mjs", "@material/web/": "/npm/@material/web/"}}</script>
+<script type="module">
+import '@material/web/button/filled-button.js';
+import '@material/web/button/outlined-button.js';
+import '@material/web/button/text-button.js';
+import '@material/web/button/filled-tonal-button.js';
+import '@material/web/button/elevated-button.js';
+import '@material/web/iconbutton/icon-button.js';
+import '@material/web/chips/chip-set.js';
+import '@material/web/chips/assist-chip.js';
+import '@material/web/chips/filter-chip.js';
+import '@material/web/list/list.js';
+import '@material/web/list/list-item.js';
+import '@material/web/checkbox/checkbox.js';
+import '@material/web/switch/switch.js';
+</script>
+<style>
+  body { margin: 24px; font-family: sans-serif }
+  .row { display: flex; gap: 8px; align-items: center; margin: 16px 0 }
+  md-filled-button.danger { --md-filled-button-container-color: rgb(179, 38, 30); --md-filled-button-hover-label-text-color: rgb(255, 218, 214) }
+  md-list { max-width: 320px }
+  svg { width: 18px; height: 18px }
+</style>"#;
+
+/// Material Web: buttons of every variant (one a link with an icon slotted
+/// in, one recoloured by the page's tokens on its host), an icon button,
+/// assist and filter chips in a chip set (alike but for their label and
+/// `selected`), and list items (whose content passes through two slots:
+/// the item's into its `md-item`'s), a checkbox and a switch.
+const MATERIAL: [CorpusPage; 1] = [CorpusPage {
+    path: "/material",
+    head: MATERIAL_HEAD,
+    body: r##"<div class="row">
+  <md-filled-button id="m-filled">Save</md-filled-button>
+  <md-outlined-button id="m-outlined">Cancel</md-outlined-button>
+  <md-text-button id="m-text">Learn more</md-text-button>
+  <md-filled-tonal-button id="m-tonal">Tonal</md-filled-tonal-button>
+  <md-elevated-button id="m-elevated">Elevated</md-elevated-button>
+  <md-filled-button id="m-link" href="#docs" trailing-icon>Docs<svg slot="icon" viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg></md-filled-button>
+  <md-filled-button id="m-danger" class="danger">Delete</md-filled-button>
+  <md-icon-button id="m-icon" aria-label="Next"><svg viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg></md-icon-button>
+</div>
+<md-chip-set>
+  <md-assist-chip id="m-chip-1" label="Share"></md-assist-chip>
+  <md-assist-chip id="m-chip-2" label="Copy link"></md-assist-chip>
+  <md-assist-chip id="m-chip-3" label="Open" href="#open"></md-assist-chip>
+  <md-filter-chip id="m-filter-1" label="Vegan" selected></md-filter-chip>
+  <md-filter-chip id="m-filter-2" label="Halal"></md-filter-chip>
+  <md-filter-chip id="m-filter-3" label="Kosher"></md-filter-chip>
+</md-chip-set>
+<md-list>
+  <md-list-item id="m-item-1" type="button">Inbox<svg slot="start" viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg></md-list-item>
+  <md-list-item id="m-item-2" type="button">Starred<span slot="supporting-text">12 new</span></md-list-item>
+  <md-list-item id="m-item-3" type="link" href="#sent">Sent</md-list-item>
+  <md-list-item id="m-item-4" type="button" disabled>Drafts</md-list-item>
+</md-list>
+<div class="row"><md-checkbox id="m-check" aria-label="Agree"></md-checkbox><md-switch id="m-switch" selected aria-label="Notify"></md-switch></div>"##,
+    ready: r#"[components()], {
+  "m-filled": {".button": "m-filled-button"}, "m-outlined": {".button": "m-outlined-button"},
+  "m-text": {".button": "m-text-button"}, "m-tonal": {".button": "m-tonal-button"},
+  "m-elevated": {".button": "m-elevated-button"}, "m-link": {".button": "m-link-button"},
+  "m-danger": {".button": "m-danger-button"}, "m-icon": {".icon-button": "m-icon-button"},
+  "m-chip-1": {".primary.action": "m-chip-1-action"}, "m-chip-2": {".primary.action": "m-chip-2-action"},
+  "m-chip-3": {".primary.action": "m-chip-3-action"},
+  "m-filter-1": {".primary.action": "m-filter-1-action"}, "m-filter-2": {".primary.action": "m-filter-2-action"},
+  "m-filter-3": {".primary.action": "m-filter-3-action"},
+  "m-item-1": {".list-item": "m-item-1-item"}, "m-item-2": {".list-item": "m-item-2-item"},
+  "m-item-3": {".list-item": "m-item-3-item"},
+  "m-check": {"input": "m-check-input"}, "m-switch": {"input": "m-switch-input"}
+}"#,
+    compared: &[
+        "m-filled-button",
+        "m-outlined-button",
+        "m-text-button",
+        "m-tonal-button",
+        "m-elevated-button",
+        "m-link-button",
+        "m-danger-button",
+        "m-icon-button",
+        "m-chip-1-action",
+        "m-chip-2-action",
+        "m-chip-3-action",
+        "m-filter-1-action",
+        "m-filter-2-action",
+        "m-filter-3-action",
+        "m-item-1-item",
+        "m-item-2-item",
+        "m-item-3-item",
+        "m-check-input",
+        "m-switch-input",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn material_web_states_in_shadow_roots_are_what_chromium_computes_forcing_each_element_alone(pool: PgPool) {
+    assert_as_chromium_alone(pool, &MATERIAL).await;
+}
+
+/// Pico CSS and Water.css, classless: the page's plain elements take their
+/// look from the element, its attributes and its place. Long rows of alike
+/// elements, one of each differing only by what a state's rule (or a rule
+/// the state's value depends on) looks at: an ancestor's class, an
+/// attribute (`aria-current`, `role`), its place (`:nth-child`, the last),
+/// a preceding sibling's state (`.rating a:hover ~ a`). Pico has states inside `:has()` (`[role=group]:has(button:focus)`),
+/// Water.css states behind `:nth-child` (`tbody tr:nth-child(2n) button:hover`).
+const SEMANTIC_PAGES: [CorpusPage; 2] = [
+    CorpusPage {
+        path: "/pico",
+        head: r#"<link rel="stylesheet" href="/css/pico.css">"#,
+        body: r##"<header class="container"><nav>
+  <ul><li><strong>Acme</strong></li></ul>
+  <ul>
+    <li><a id="p-nav-1" href="#about">About</a></li>
+    <li><a id="p-nav-2" href="#services">Services</a></li>
+    <li><a id="p-nav-3" href="#products" aria-current="page">Products</a></li>
+    <li><a id="p-nav-4" href="#blog">Blog</a></li>
+    <li><a id="p-nav-5" href="#contact" class="secondary">Contact</a></li>
+    <li><a id="p-nav-6" href="#login" role="button">Log in</a></li>
+  </ul>
+</nav></header>
+<main class="container">
+  <nav aria-label="breadcrumb"><ul>
+    <li><a id="p-crumb-1" href="#home">Home</a></li>
+    <li><a id="p-crumb-2" href="#category">Category</a></li>
+    <li>Page</li>
+  </ul></nav>
+  <div class="grid">
+    <aside><nav><ul>
+      <li><a id="p-side-1" href="#s1">Getting started</a></li>
+      <li><a id="p-side-2" href="#s2">Layout</a></li>
+      <li><a id="p-side-3" href="#s3" class="contrast">Content</a></li>
+      <li><a id="p-side-4" href="#s4">Forms</a></li>
+      <li><a id="p-side-5" href="#s5">Components</a></li>
+    </ul></nav></aside>
+    <section>
+      <details><summary id="p-faq-1">First question</summary><p>Answer.</p></details>
+      <details open><summary id="p-faq-2">Second question</summary><p>Answer.</p></details>
+      <details name="one" class="dropdown"><summary id="p-dropdown">Dropdown</summary><ul>
+        <li><a id="p-dd-1" href="#solid">Solid</a></li>
+        <li><a id="p-dd-2" href="#liquid">Liquid</a></li>
+        <li><a id="p-dd-3" href="#gas">Gas</a></li>
+      </ul></details>
+      <div class="grid">
+        <button id="p-btn-1">Primary</button>
+        <button id="p-btn-2" class="secondary">Secondary</button>
+        <button id="p-btn-3" class="contrast">Contrast</button>
+        <button id="p-btn-4" class="outline">Outline</button>
+      </div>
+      <div role="group">
+        <button id="p-grp-1">Day</button>
+        <button id="p-grp-2" aria-current="true">Week</button>
+        <button id="p-grp-3">Month</button>
+      </div>
+      <form>
+        <fieldset role="group">
+          <input id="p-email" name="email" type="email" placeholder="Email" aria-label="Email">
+          <input id="p-subscribe" type="submit" value="Subscribe">
+        </fieldset>
+        <input id="p-search" type="search" name="search" placeholder="Search" aria-label="Search">
+        <select id="p-select" aria-label="Size"><option>Small</option><option>Large</option></select>
+        <fieldset>
+          <label id="p-terms-label"><input id="p-terms" type="checkbox" name="terms"> I agree</label>
+          <label id="p-switch-label"><input id="p-switch" type="checkbox" role="switch" checked> Notify me</label>
+          <label><input id="p-radio" type="radio" name="size"> Small</label>
+        </fieldset>
+        <textarea id="p-message" aria-label="Message"></textarea>
+        <input id="p-range" type="range" aria-label="Volume">
+      </form>
+    </section>
+  </div>
+</main>"##,
+        ready: "[]",
+        compared: &[
+            "p-nav-1",
+            "p-nav-2",
+            "p-nav-3",
+            "p-nav-4",
+            "p-nav-5",
+            "p-nav-6",
+            "p-crumb-1",
+            "p-crumb-2",
+            "p-side-1",
+            "p-side-2",
+            "p-side-3",
+            "p-side-4",
+            "p-side-5",
+            "p-faq-1",
+            "p-faq-2",
+            "p-dropdown",
+            "p-btn-1",
+            "p-btn-2",
+            "p-btn-3",
+            "p-btn-4",
+            "p-grp-1",
+            "p-grp-2",
+            "p-grp-3",
+            "p-email",
+            "p-subscribe",
+            "p-search",
+            "p-select",
+            "p-terms-label",
+            "p-terms",
+            "p-switch",
+            "p-radio",
+            "p-message",
+            "p-range",
+        ],
+    },
+    CorpusPage {
+        path: "/water",
+        head: r#"<link rel="stylesheet" href="/css/water.css">
+<style>
+  .rating a { text-decoration: none; font-size: 20px }
+  .rating a:hover, .rating a:hover ~ a { color: rgb(202, 138, 4) }
+  .links { display: flex; gap: 12px; list-style: none; padding: 0 }
+  .links li:last-child a { --links: rgb(185, 28, 28) }
+</style>"#,
+        body: r##"<header><nav class="links">
+  <li><a id="w-nav-1" href="#home">Home</a></li>
+  <li><a id="w-nav-2" href="#docs">Docs</a></li>
+  <li><a id="w-nav-3" href="#blog" aria-current="page">Blog</a></li>
+  <li><a id="w-nav-4" href="#about">About</a></li>
+  <li><a id="w-nav-5" href="#signout">Sign out</a></li>
+</nav></header>
+<p class="rating">
+  <a id="w-star-1" href="#1">&#9733;</a><a id="w-star-2" href="#2">&#9733;</a><a id="w-star-3" href="#3">&#9733;</a><a id="w-star-4" href="#4">&#9733;</a><a id="w-star-5" href="#5">&#9733;</a>
+</p>
+<table>
+  <thead><tr><th>Name</th><th>Action</th></tr></thead>
+  <tbody>
+    <tr><td>Alpha</td><td><button id="w-row-1">Edit</button></td></tr>
+    <tr><td>Beta</td><td><button id="w-row-2">Edit</button></td></tr>
+    <tr><td>Gamma</td><td><button id="w-row-3">Edit</button></td></tr>
+    <tr><td>Delta</td><td><button id="w-row-4">Edit</button></td></tr>
+    <tr><td>Epsilon</td><td><button id="w-row-5" disabled>Edit</button></td></tr>
+  </tbody>
+</table>
+<form>
+  <label id="w-q-label" for="w-q">Search</label><input id="w-q" type="search">
+  <input id="w-name" type="text" placeholder="Name">
+  <select id="w-select"><option>One</option><option>Two</option></select>
+  <textarea id="w-text"></textarea>
+  <label id="w-check-label"><input id="w-check" type="checkbox"> Remember me</label>
+  <input id="w-range" type="range">
+  <input id="w-submit" type="submit" value="Send">
+  <input id="w-reset" type="reset" value="Clear">
+  <button id="w-plain" type="button">Plain</button>
+</form>
+<details><summary id="w-summary">More</summary><p>Details.</p></details>
+<details open><summary id="w-summary-open">Open</summary><p>Details.</p></details>"##,
+        ready: "[]",
+        compared: &[
+            "w-nav-1",
+            "w-nav-2",
+            "w-nav-3",
+            "w-nav-4",
+            "w-nav-5",
+            "w-star-1",
+            "w-star-2",
+            "w-star-3",
+            "w-star-4",
+            "w-star-5",
+            "w-row-1",
+            "w-row-2",
+            "w-row-3",
+            "w-row-4",
+            "w-q-label",
+            "w-q",
+            "w-name",
+            "w-select",
+            "w-text",
+            "w-check-label",
+            "w-check",
+            "w-range",
+            "w-submit",
+            "w-reset",
+            "w-plain",
+            "w-summary",
+            "w-summary-open",
+        ],
+    },
+];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn classless_states_are_what_chromium_computes_forcing_each_element_alone(pool: PgPool) {
+    assert_as_chromium_alone(pool, &SEMANTIC_PAGES).await;
+}
+
+/// Water.css with `:focus-within` containers: a search field's label
+/// coloured while the field (or anything in its box) has focus, and a
+/// table of contents that dims its links while one of them has focus.
+/// Chromium forcing focus on an element makes its ancestors (across
+/// shadow roots too) match `:focus-within`, so the label's and each
+/// link's own look changes under its focus-visible.
+const FOCUS_WITHIN: [CorpusPage; 1] = [CorpusPage {
+    path: "/water/focus-within",
+    head: r#"<link rel="stylesheet" href="/css/water.css">
+<style>
+  .search { display: flex; gap: 8px; align-items: center }
+  .search:focus-within label { color: rgb(37, 99, 235) }
+  .toc { display: flex; flex-direction: column }
+  .toc:focus-within a { color: rgb(100, 116, 139) }
+</style>"#,
+    body: r##"<form><div class="search"><label id="fw-label" for="fw-q">Search</label><input id="fw-q" type="search"></div></form>
+<nav class="toc">
+  <a id="fw-toc-1" href="#intro">Introduction</a>
+  <a id="fw-toc-2" href="#usage">Usage</a>
+  <a id="fw-toc-3" href="#api">API</a>
+</nav>
+<p><a id="fw-outside" href="#outside">Outside the contents</a></p>"##,
+    ready: "[]",
+    compared: &["fw-label", "fw-q", "fw-toc-1", "fw-toc-2", "fw-toc-3", "fw-outside"],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: a `:focus-within` container's rule is not read for the elements under it (Chromium's forced focus makes every ancestor match `:focus-within`)"]
+async fn states_of_elements_in_a_focus_within_container_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &FOCUS_WITHIN).await;
+}
+
+/// A site's own style sheet, no framework: a menu of alike links whose
+/// state rules look at no place, no sibling and no `:has()`, so that
+/// alike links are read once (decision 0050) and forced together
+/// (decision 0051). One link of each row differs only by what the state's
+/// value depends on and no state's selector names: a custom property its
+/// `li:last-child`, or an `li` after the divider (`.divider ~ li`) sets,
+/// a font size its `:nth-child(2)` sets (the focus ring's `.25em`), an
+/// `aria-current` the rules name. The sidebar's `:focus-within` styles
+/// its own links.
+const SITE_MENU: [CorpusPage; 1] = [CorpusPage {
+    path: "/site/menu",
+    head: r#"<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif; color: rgb(15, 23, 42) }
+  .menu { list-style: none; margin: 0 0 16px; padding: 0; display: flex; gap: 4px }
+  .menu a { display: block; padding: 4px 10px; border-radius: 6px; color: rgb(30, 64, 175); text-decoration: none }
+  .menu a:hover { background-color: var(--menu-hover, rgb(239, 246, 255)) }
+  .menu a:focus-visible { outline: 2px solid rgb(37, 99, 235); box-shadow: 0 0 0 .25em rgb(191, 219, 254) }
+  .menu a:active { box-shadow: inset 0 -2px rgb(30, 64, 175) }
+  .menu a[aria-current="page"] { font-weight: 600 }
+  .menu a[aria-current="page"]:hover { background-color: rgb(224, 231, 255) }
+  .menu .divider { width: 1px; background: rgb(203, 213, 225) }
+  .menu li:last-child { --menu-hover: rgb(254, 226, 226) }
+  .menu .divider ~ li { --menu-hover: rgb(243, 232, 255) }
+  .menu li:nth-child(2) a { font-size: 20px }
+  .sidebar { display: flex; flex-direction: column; width: 220px; padding: 8px; border: 1px solid rgb(226, 232, 240) }
+  .sidebar a { color: rgb(51, 65, 85); text-decoration: none; padding: 2px 0 }
+  .sidebar a:hover { color: rgb(15, 23, 42); text-decoration-line: underline }
+  .sidebar:focus-within a { color: rgb(30, 41, 59) }
+  .sidebar .beta { --menu-hover: rgb(220, 252, 231) }
+</style>"#,
+    body: r##"<ul class="menu">
+  <li><a id="menu-1" href="#home">Home</a></li>
+  <li><a id="menu-2" href="#features">Features</a></li>
+  <li><a id="menu-3" href="#pricing" aria-current="page">Pricing</a></li>
+  <li><a id="menu-4" href="#docs">Docs</a></li>
+  <li class="divider" aria-hidden="true"></li>
+  <li><a id="menu-5" href="#account">Account</a></li>
+  <li><a id="menu-6" href="#signout">Sign out</a></li>
+</ul>
+<ul class="menu">
+  <li><a id="menu-7" href="#a">Alpha</a></li>
+  <li><a id="menu-8" href="#b">Beta</a></li>
+  <li><a id="menu-9" href="#c">Gamma</a></li>
+</ul>
+<nav class="sidebar">
+  <a id="side-1" href="#s1">Overview</a>
+  <a id="side-2" href="#s2">Billing</a>
+  <a id="side-3" href="#s3" class="beta">Labs</a>
+  <input id="side-filter" type="search" placeholder="Filter">
+</nav>"##,
+    ready: "[]",
+    compared: &[
+        "menu-1",
+        "menu-2",
+        "menu-3",
+        "menu-4",
+        "menu-5",
+        "menu-6",
+        "menu-7",
+        "menu-8",
+        "menu-9",
+        "side-1",
+        "side-2",
+        "side-3",
+        "side-filter",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: alike links apart only by an inherited custom property or font size (set by a rule with no state) take the first's hover and focus look"]
+async fn alike_links_apart_only_by_what_their_state_values_depend_on_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &SITE_MENU).await;
+}
+
+/// Layout reach: in one flex row, a button whose hover changes a size
+/// (padding and border width) beside buttons whose hover only recolours;
+/// tabs in a grid whose hover makes the text bold beside tabs that only
+/// underline; and cards whose hover translates them (the card becomes
+/// the containing block of its absolutely positioned badge, which is laid
+/// out against the grid at rest).
+const SITE_LAYOUT: [CorpusPage; 1] = [CorpusPage {
+    path: "/site/layout",
+    head: r#"<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif; color: rgb(15, 23, 42) }
+  .actions { display: flex; gap: 8px; margin-bottom: 24px }
+  .act { box-sizing: border-box; min-width: 120px; padding: 6px 12px; border: 1px solid rgb(100, 116, 139); border-radius: 6px;
+         background: white; color: rgb(15, 23, 42); font: 16px sans-serif }
+  .act:hover { padding-inline: 32px; border-width: 2px }
+  .quiet { padding: 6px 12px; border: 1px solid transparent; background: none; color: rgb(71, 85, 105); font: 16px sans-serif }
+  .quiet:hover { color: rgb(15, 23, 42); background-color: rgb(241, 245, 249) }
+  .tabs { display: grid; grid-template-columns: repeat(4, max-content); gap: 16px; margin-bottom: 24px }
+  .tabs a { color: rgb(71, 85, 105); text-decoration: none; border-bottom: 2px solid transparent }
+  .tabs a.grow:hover { font-weight: 700; border-bottom-color: rgb(37, 99, 235) }
+  .tabs a:not(.grow):hover { text-decoration-line: underline }
+  .cards { position: relative; display: grid; grid-template-columns: repeat(3, 200px); gap: 16px; padding-top: 24px }
+  .card { display: block; height: 80px; padding: 12px; border: 1px solid rgb(226, 232, 240); border-radius: 8px;
+          color: inherit; text-decoration: none; transition: transform .2s, box-shadow .2s }
+  .card:hover { transform: translateY(-4px); box-shadow: 0 4px 12px rgb(0 0 0 / .15) }
+  .card:active { transform: scale(.98) }
+  .badge { position: absolute; top: 8px; right: 8px; padding: 0 6px; border-radius: 4px; background: rgb(220, 252, 231); font-size: 12px }
+  .card.plain:hover { transform: none; background-color: rgb(248, 250, 252) }
+</style>"#,
+    body: r##"<div class="actions">
+  <button id="act-back" class="quiet" type="button">Back</button>
+  <button id="act-ok" class="act" type="button">OK</button>
+  <button id="act-skip" class="quiet" type="button">Skip</button>
+</div>
+<nav class="tabs">
+  <a id="tab-1" class="grow" href="#t1">Overview</a>
+  <a id="tab-2" href="#t2">Activity</a>
+  <a id="tab-3" class="grow" href="#t3">Settings and privacy</a>
+  <a id="tab-4" href="#t4">Help</a>
+</nav>
+<div class="cards">
+  <a id="card-a" class="card" href="#a"><span id="card-a-badge" class="badge">New</span>Analytics</a>
+  <a id="card-b" class="card" href="#b"><span id="card-b-badge" class="badge">Beta</span>Automation</a>
+  <a id="card-c" class="card plain" href="#c"><span id="card-c-badge" class="badge">Soon</span>Security</a>
+</div>"##,
+    ready: "[]",
+    compared: &[
+        "act-back", "act-ok", "act-skip", "tab-1", "tab-2", "tab-3", "tab-4", "card-a", "card-b", "card-c",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn hovers_that_change_sizes_beside_hovers_that_recolour_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &SITE_LAYOUT).await;
+}
+
+/// A dialog's actions, alike but for their text: `min-width` makes "OK",
+/// "Continue" and "Cancel" equally wide at rest, and their hover's wider
+/// padding and border make "Continue" (only its text, which nothing read
+/// at rest says, is longer) outgrow it.
+const SITE_TEXT: [CorpusPage; 1] = [CorpusPage {
+    path: "/site/actions",
+    head: r#"<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif; color: rgb(15, 23, 42) }
+  .actions { display: flex; gap: 8px }
+  .act { box-sizing: border-box; min-width: 120px; padding: 6px 12px; border: 1px solid rgb(100, 116, 139); border-radius: 6px;
+         background: white; color: rgb(15, 23, 42); font: 16px sans-serif }
+  .act:hover { padding-inline: 32px; border-width: 2px }
+</style>"#,
+    body: r##"<div class="actions">
+  <button id="text-ok" class="act" type="button">OK</button>
+  <button id="text-continue" class="act" type="button">Continue</button>
+  <button id="text-cancel" class="act" type="button">Cancel</button>
+</div>"##,
+    ready: "[]",
+    compared: &["text-ok", "text-continue", "text-cancel"],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: buttons alike but for their text take the first's hover (its width, its transform origin)"]
+async fn alike_buttons_apart_only_by_their_text_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &SITE_TEXT).await;
+}
+
+/// A site's own sheet where what a state's rule gives depends on what no
+/// selector names: user names with `dir="auto"` whose hover colours the
+/// inline-start border (the left of an English name, the right of a
+/// Hebrew or Arabic one: the text decides), and a container query that
+/// gives a link a hover background only where its container is wide (two
+/// alike links, a narrow column's and a wide one's).
+const SITE_DIRECTION: [CorpusPage; 1] = [CorpusPage {
+    path: "/site/direction",
+    head: r#"<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif; color: rgb(15, 23, 42) }
+  .names { list-style: none; padding: 0; display: flex; gap: 8px }
+  .names a { display: inline-block; padding: 2px 6px; border: 3px solid; border-color: transparent; color: rgb(30, 64, 175); text-decoration: none }
+  .names a:hover { border-inline-start-color: rgb(37, 99, 235) }
+  .shelves { display: grid; grid-template-columns: 200px 1fr; gap: 16px; margin: 16px 0 }
+  .shelf { container-type: inline-size; border: 1px solid rgb(226, 232, 240); padding: 8px }
+  .shelf a { color: rgb(30, 64, 175) }
+  .shelf a:hover { text-decoration-line: underline }
+  @container (min-width: 400px) { .shelf a:hover { background-color: rgb(239, 246, 255) } }
+</style>"#,
+    body: r##"<ul class="names">
+  <li><a id="name-en" dir="auto" href="#u1">Alice</a></li>
+  <li><a id="name-he" dir="auto" href="#u2">&#1513;&#1512;&#1492;</a></li>
+  <li><a id="name-ar" dir="auto" href="#u3">&#1593;&#1604;&#1610;</a></li>
+  <li><a id="name-en-2" dir="auto" href="#u4">Bob</a></li>
+</ul>
+<div class="shelves">
+  <div class="shelf"><a id="shelf-narrow" href="#n">All posts</a></div>
+  <div class="shelf"><a id="shelf-wide" href="#w">All posts</a></div>
+</div>"##,
+    ready: "[]",
+    compared: &[
+        "name-en",
+        "name-he",
+        "name-ar",
+        "name-en-2",
+        "shelf-narrow",
+        "shelf-wide",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: alike links apart only by their text's direction (`dir=auto`) or their container's width take the first's hover"]
+async fn alike_links_apart_by_direction_or_container_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &SITE_DIRECTION).await;
+}
+
+/// Today's CSS nesting and scoping: `@scope (.post:hover)` restyling a
+/// post's title (the state in the scope's root, not in a style rule's
+/// selector), and a chip whose hover declarations sit in an
+/// `@media (hover: hover)` inside `&:hover` (CSSOM: a
+/// `CSSNestedDeclarations` rule, not a style rule).
+const SITE_SCOPE: [CorpusPage; 1] = [CorpusPage {
+    path: "/site/scope",
+    head: r#"<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif; color: rgb(15, 23, 42) }
+  .post { display: block; color: inherit; text-decoration: none; padding: 8px; border: 1px solid rgb(226, 232, 240) }
+  .post-title { margin: 0; color: rgb(15, 23, 42) }
+  @scope (.post:hover) { .post-title { color: rgb(37, 99, 235) } }
+  .chip {
+    display: inline-block; padding: 4px 10px; border-radius: 999px; background-color: rgb(241, 245, 249); color: rgb(51, 65, 85); text-decoration: none;
+    &:hover { @media (hover: hover) { background-color: rgb(226, 232, 240) } }
+    &:active { background-color: rgb(203, 213, 225) }
+  }
+</style>"#,
+    body: r##"<a id="post" class="post" href="#post"><h3 id="post-title" class="post-title">A post</h3><p>Its summary.</p></a>
+<p><a id="chip-1" class="chip" href="#c1">Design</a> <a id="chip-2" class="chip" href="#c2">Code</a></p>"##,
+    ready: "[]",
+    compared: &["post", "chip-1", "chip-2"],
+}];
+
+/// The same on Tailwind's own utilities: logical borders (`border-s-*`,
+/// `hover:border-s-sky-500`) on names with `dir="auto"`, and a container
+/// query stacked on a state (`@md:hover:bg-sky-50` under `@container`).
+const TAILWIND_LOGICAL: [CorpusPage; 1] = [CorpusPage {
+    path: "/tailwind/logical",
+    head: TAILWIND_HEAD,
+    body: r##"<ul class="flex gap-2 p-6 font-sans">
+  <li><a id="tw-name-en" dir="auto" href="#u1" class="inline-block border-s-4 border-transparent px-2 text-sky-800 hover:border-s-sky-500">Alice</a></li>
+  <li><a id="tw-name-he" dir="auto" href="#u2" class="inline-block border-s-4 border-transparent px-2 text-sky-800 hover:border-s-sky-500">&#1513;&#1512;&#1492;</a></li>
+  <li><a id="tw-name-en-2" dir="auto" href="#u3" class="inline-block border-s-4 border-transparent px-2 text-sky-800 hover:border-s-sky-500">Bob</a></li>
+</ul>
+<div class="grid grid-cols-[12rem_1fr] gap-4 p-6 font-sans">
+  <div class="@container rounded border border-slate-200 p-3"><a id="tw-more-narrow" href="#n" class="text-sky-700 hover:underline @md:hover:bg-sky-50">All posts</a></div>
+  <div class="@container rounded border border-slate-200 p-3"><a id="tw-more-wide" href="#w" class="text-sky-700 hover:underline @md:hover:bg-sky-50">All posts</a></div>
+</div>"##,
+    ready: "[tailwind()]",
+    compared: &[
+        "tw-name-en",
+        "tw-name-he",
+        "tw-name-en-2",
+        "tw-more-narrow",
+        "tw-more-wide",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: Tailwind's `hover:border-s-*` on `dir=auto` names and `@md:hover:*` in a wide `@container` take the first alike link's hover"]
+async fn tailwind_logical_and_container_states_are_what_chromium_computes(pool: PgPool) {
+    assert_as_chromium_alone(pool, &TAILWIND_LOGICAL).await;
+}
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn states_in_a_scope_root_and_in_nested_media_are_what_chromium_computes(pool: PgPool) {
+    let manifests = assert_as_chromium_alone(pool, &SITE_SCOPE).await;
+    for (element, state) in [("post", "hover"), ("chip-1", "hover"), ("chip-1", "active")] {
+        eprintln!(
+            "{element} {state}: {:?}",
+            captured_changes(&manifests[0], element, state)
+        );
+    }
+}
+
+/// Lit components of the page's own, nested: `x-action`'s button shows its
+/// host's content through two slots, `x-card` passes its own slots down
+/// into an `x-action` (a slot that is itself slotted), and `x-panel`
+/// passes them down once more into an `x-card`; each re-exports the
+/// inner button as a part of its own (`exportparts`), and the page styles
+/// those parts under their states (`x-card::part(action):hover`,
+/// `x-panel::part(panel-action):hover`). A card's host has a
+/// `:focus-within` look, its title a link slotted into its header.
+const NESTED_HEAD: &str = r#"<script type="importmap">{"imports": {
+  "lit": "/npm/lit/index.js", "lit-html": "/npm/lit-html/lit-html.js", "lit-html/": "/npm/lit-html/",
+  "lit-element/": "/npm/lit-element/", "@lit/reactive-element": "/npm/@lit/reactive-element/reactive-element.js"}}</script>
+<script>
+// The inner buttons by their outer host's id (BY_ID finds them).
+const nameParts = () => {
+  for (const host of document.querySelectorAll('x-card[id], x-panel[id]')) {
+    deep(host.shadowRoot).find(el => el.localName === 'button').id = host.id + '-button';
+  }
+};
+</script>
+<script type="module">
+import { LitElement, html, css } from 'lit';
+class XAction extends LitElement {
+  static styles = css`
+    :host { display: inline-block }
+    button { display: inline-flex; gap: 6px; align-items: center; padding: 6px 12px; border: 1px solid rgb(203, 213, 225);
+             border-radius: 6px; background: white; color: rgb(30, 64, 175); font: inherit }
+    button:hover { background-color: rgb(239, 246, 255) }
+    button:focus-visible { outline: 2px solid rgb(37, 99, 235); outline-offset: 2px }
+    button:active { background-color: rgb(219, 234, 254) }
+    ::slotted(svg) { width: 16px; height: 16px; fill: currentcolor }`;
+  render() { return html`<button part="button"><slot name="icon"></slot><span part="label"><slot></slot></span></button>`; }
+}
+class XCard extends LitElement {
+  static styles = css`
+    :host { display: block; max-width: 360px; margin: 8px 0; padding: 12px; border: 1px solid rgb(226, 232, 240); border-radius: 8px }
+    :host(:focus-within) { border-color: rgb(37, 99, 235) }
+    header { margin-bottom: 8px; font-weight: 600; color: rgb(15, 23, 42) }`;
+  render() {
+    return html`<header><slot name="title"></slot></header>
+      <x-action exportparts="button: action, label: action-label"><slot name="icon" slot="icon"></slot><slot></slot></x-action>`;
+  }
+}
+class XPanel extends LitElement {
+  static styles = css`:host { display: block; padding: 8px; background: rgb(248, 250, 252) }`;
+  render() {
+    return html`<x-card exportparts="action: panel-action, action-label: panel-action-label">
+      <slot name="title" slot="title"></slot><slot name="icon" slot="icon"></slot><slot></slot></x-card>`;
+  }
+}
+customElements.define('x-action', XAction);
+customElements.define('x-card', XCard);
+customElements.define('x-panel', XPanel);
+</script>
+<style>
+  body { margin: 24px; font: 16px/1.5 sans-serif }
+  x-card a, x-panel a { color: rgb(15, 23, 42); text-decoration: none }
+  x-card a:hover, x-panel a:hover { text-decoration-line: underline }
+  x-card::part(action):hover { border-color: rgb(37, 99, 235) }
+  x-card.danger::part(action-label) { color: rgb(185, 28, 28) }
+  x-card.danger::part(action):hover { background-color: rgb(254, 242, 242) }
+  x-panel::part(panel-action):hover { color: rgb(126, 34, 206) }
+  x-panel::part(panel-action):focus-visible { box-shadow: 0 0 0 4px rgb(233, 213, 255) }
+  b { font-weight: 800 }
+</style>"#;
+
+const NESTED: [CorpusPage; 1] = [CorpusPage {
+    path: "/lit/nested",
+    head: NESTED_HEAD,
+    body: r##"<x-card id="card-1"><a id="card-1-title" slot="title" href="#one">First</a><svg id="card-1-icon" slot="icon" viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg>Open <b id="card-1-strong">one</b></x-card>
+<x-card id="card-2"><a id="card-2-title" slot="title" href="#two">Second</a><svg id="card-2-icon" slot="icon" viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg>Open <b id="card-2-strong">two</b></x-card>
+<x-card id="card-3" class="danger"><a id="card-3-title" slot="title" href="#three">Third</a>Delete <b id="card-3-strong">three</b></x-card>"##,
+    ready: "[components().then(nameParts)]",
+    compared: &[
+        "card-1-button",
+        "card-1-title",
+        "card-2-button",
+        "card-2-title",
+        "card-3-button",
+        "card-3-title",
+    ],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+async fn states_through_a_slot_passed_down_and_parts_exported_are_what_chromium_computes(pool: PgPool) {
+    let manifests = assert_as_chromium_alone(pool, &NESTED).await;
+    // The card's button shows the page's text through two slots; under the
+    // exported part's hover (`x-card::part(action):hover`) its border
+    // takes the page's colour.
+    let hover = captured_changes(&manifests[0], "card-1-button", "hover").expect("the card button's hover");
+    assert_eq!(
+        hover["card-1-button"]["border-top-color"], "rgb(37, 99, 235)",
+        "{hover:?}"
+    );
+}
+
+/// The panel passes its content down twice more (into its card, then into
+/// the card's action) and re-exports the button as `panel-action`, whose
+/// hover the page recolours: the slotted text and icon inherit the colour
+/// through the slots passed down, each an element of the flat tree under
+/// the button whose computed colour changes.
+const NESTED_PANEL: [CorpusPage; 1] = [CorpusPage {
+    path: "/lit/panel",
+    head: NESTED_HEAD,
+    body: r##"<x-panel id="panel"><a id="panel-title" slot="title" href="#panel">Panel</a><svg id="panel-icon" slot="icon" viewBox="0 0 24 24"><path d="M4 11h12l-5-5 1.4-1.4L20 12l-7.6 7.4L11 18l5-5H4z"/></svg>Open <b id="panel-strong">panel</b></x-panel>"##,
+    ready: "[components().then(nameParts)]",
+    compared: &["panel-button", "panel-title"],
+}];
+
+#[sqlx::test(migrator = "page_import::MIGRATOR")]
+#[ignore = "finding: the slots a slot is passed down through (a slot assigned to a slot) are not listed under the element, though their computed colour changes"]
+async fn states_through_slots_passed_down_twice_are_what_chromium_computes(pool: PgPool) {
+    let manifests = assert_as_chromium_alone(pool, &NESTED_PANEL).await;
+    // The panel's button shows the page's text through three slots: under
+    // the part's hover (the page's `x-panel::part(panel-action):hover`)
+    // the slotted `b` takes the button's colour.
+    let hover = captured_changes(&manifests[0], "panel-button", "hover").expect("the panel button's hover");
+    assert_eq!(hover["panel-strong"]["color"], "rgb(126, 34, 206)", "{hover:?}");
 }
