@@ -1103,7 +1103,6 @@ const FOCUS_WITHIN: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: a `:focus-within` container's rule is not read for the elements under it (Chromium's forced focus makes every ancestor match `:focus-within`)"]
 async fn states_of_elements_in_a_focus_within_container_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &FOCUS_WITHIN).await;
 }
@@ -1177,7 +1176,6 @@ const SITE_MENU: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: alike links apart only by an inherited custom property or font size (set by a rule with no state) take the first's hover and focus look"]
 async fn alike_links_apart_only_by_what_their_state_values_depend_on_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &SITE_MENU).await;
 }
@@ -1260,7 +1258,6 @@ const SITE_TEXT: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: buttons alike but for their text take the first's hover (its width, its transform origin)"]
 async fn alike_buttons_apart_only_by_their_text_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &SITE_TEXT).await;
 }
@@ -1306,7 +1303,6 @@ const SITE_DIRECTION: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: alike links apart only by their text's direction (`dir=auto`) or their container's width take the first's hover"]
 async fn alike_links_apart_by_direction_or_container_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &SITE_DIRECTION).await;
 }
@@ -1366,7 +1362,6 @@ const select = () => document.getElementById('chip-b').select();
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: custom elements apart only by a custom state (`:state(selected)`) take the first's hover"]
 async fn custom_elements_apart_only_by_a_custom_state_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &CUSTOM_STATES).await;
 }
@@ -1397,7 +1392,6 @@ const TAILWIND_LOGICAL: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: Tailwind's `hover:border-s-*` on `dir=auto` names and `@md:hover:*` in a wide `@container` take the first alike link's hover"]
 async fn tailwind_logical_and_container_states_are_what_chromium_computes(pool: PgPool) {
     assert_as_chromium_alone(pool, &TAILWIND_LOGICAL).await;
 }
@@ -1522,7 +1516,6 @@ const NESTED_PANEL: [CorpusPage; 1] = [CorpusPage {
 }];
 
 #[sqlx::test(migrator = "page_import::MIGRATOR")]
-#[ignore = "finding: the slots a slot is passed down through (a slot assigned to a slot) are not listed under the element, though their computed colour changes"]
 async fn states_through_slots_passed_down_twice_are_what_chromium_computes(pool: PgPool) {
     let manifests = assert_as_chromium_alone(pool, &NESTED_PANEL).await;
     // The panel's button shows the page's text through three slots: under

@@ -39,6 +39,13 @@
     attrs: new Set(['class', 'style', 'type', 'role', 'tabindex', 'disabled', 'checked', 'open', 'lang', 'dir',
       'contenteditable', 'hidden', 'slot', 'part']),
     ids: new Set(), structural: false, answers: new Map(),
+    // The custom properties a state's declarations use (their values
+    // differ where the declarations read alike) and the custom states
+    // (`:state(x)`) selectors name.
+    vars: new Set(), customStates: new Set(),
+    // Whether a sheet has container queries: a container's size then
+    // tells elements apart.
+    containers: false,
     // Whether a state's rule can change a look outside its element's own
     // subtree: a later sibling's (a `+` or `~` after the state) or any
     // element's (a state under `:has()`). Forced together (`groups`),
@@ -70,6 +77,9 @@
   const UNESCAPED = /(?<!(?:^|[^\\])(?:\\\\)*\\)/.source;
   const pseudoRe = {};
   for (const s of STATES) pseudoRe[s] = new RegExp(UNESCAPED + ':(' + FORCED[s].join('|') + ')(?![\\w-])', 'g');
+  // Focus forced on an element makes each of its ancestors (across shadow
+  // roots) `:focus-within`: such a rule's state is anywhere above.
+  const WITHIN = new RegExp(UNESCAPED + ':focus-within(?![\\w-])');
   const PSEUDO_ELEMENT = new RegExp(UNESCAPED + '(?:::?[\\w-]+\\([^)]*\\)|::[\\w-]+|:(before|after|first-line|first-letter)(?![\\w-]))', 'g');
 
   // A nested rule's selector made whole with its parent's.
@@ -98,6 +108,8 @@
   }
 
   const ATTRIBUTE = /\[\s*(?:[\w-]*\|)?([\w-]+)/g;
+  const VAR = /var\(\s*(--[\w-]+)/g;
+  const CUSTOM_STATE = /:state\(\s*([\w-]+)\s*\)/g;
   const ID = /#((?:[\w-]|\\.)+)/g;
   const STRUCTURAL = /:(nth-|first-|last-|only-|empty|has\()|[+~]/;
 
@@ -132,7 +144,7 @@
     if (!STATES.some(s => { pseudoRe[s].lastIndex = 0; return pseudoRe[s].test(complex); })) return;
     const bare = complex.replace(/"[^"]*"|'[^']*'/g, '""').replace(/\[[^\]]*\]/g, '[]')
       .replace(/:nth-[\w-]*\([^)]*\)/g, ':nth()');
-    if (/:has\(/.test(bare)) L.reach.anywhere = true;
+    if (/:has\(/.test(bare) || WITHIN.test(complex)) L.reach.anywhere = true;
     else if (/[+~]/.test(bare)) L.reach.siblings = true;
   }
 
@@ -147,10 +159,15 @@
           const re = pseudoRe[s];
           re.lastIndex = 0;
           if (!re.test(compound)) continue;
-          const declare = (set) => { for (let i = 0; i < rule.style.length; i++) set.add(rule.style[i]); };
+          const declare = (set) => {
+            for (let i = 0; i < rule.style.length; i++) {
+              set.add(rule.style[i]);
+              for (const m of rule.style.getPropertyValue(rule.style[i]).matchAll(VAR)) L.vars.add(m[1]);
+            }
+          };
           re.lastIndex = 0;
           const top = topLevel(compound);
-          if (!re.test(top) || /:host|::slotted|::part|&/.test(compound)) {
+          if (!re.test(top) || /:host|::slotted|::part|&/.test(compound) || WITHIN.test(compound)) {
             L.any[s] = true;
             declare(L.anyDeclared[s]);
             continue;
@@ -281,6 +298,7 @@
     L.declared.active.set('button, input', new Set(['all']));
     const parsed = [];
     for (const { text, owner } of sheets) {
+      if (/@container/i.test(text)) L.containers = true;
       const sheet = new CSSStyleSheet();
       try { sheet.replaceSync(text); } catch (e) { continue; }
       let scope = null;
@@ -291,6 +309,7 @@
         const bare = selector.replace(/"[^"]*"|'[^']*'/g, '');
         for (const m of bare.matchAll(ATTRIBUTE)) L.attrs.add(m[1].toLowerCase());
         for (const m of bare.matchAll(ID)) L.ids.add(m[1]);
+        for (const m of bare.matchAll(CUSTOM_STATE)) L.customStates.add(m[1]);
         learnStates(selector, rule);
       });
     }
@@ -382,7 +401,8 @@
         if (shown && out.length < max) out.push([node, p]);
       }
       if (node.shadowRoot) for (const c of node.shadowRoot.children) visit(c);
-      if (node.localName === 'slot') for (const c of node.assignedElements({ flatten: true })) visit(c);
+      // A slot passed on into another is itself an element that renders.
+      if (node.localName === 'slot') for (const c of node.assignedElements()) visit(c);
       for (const c of node.children) visit(c);
     };
     visit(el);
@@ -457,6 +477,16 @@
     // What a selector sees that no attribute says: a box ticked or a field
     // filled by the reader or a script.
     for (const state of LIVE) if (node.matches(state)) s += ' ' + state;
+    if (L.containers) {
+      const style = getComputedStyle(node);
+      if (style.containerType && style.containerType !== 'normal') {
+        const box = node.getBoundingClientRect();
+        s += ' @container ' + Math.round(box.width) + 'x' + Math.round(box.height);
+      }
+    }
+    for (const name of L.customStates) {
+      try { if (node.matches(':state(' + name + ')')) s += ' :state(' + name + ')'; } catch (e) {}
+    }
     if (L.structural) {
       const p = node.parentNode;
       const siblings = p && p.children ? [...p.children] : [];
@@ -481,8 +511,13 @@
   // large subtree seldom repeats, and its key would cost more than its
   // forcing); so is every element once the keys have taken KINDS_MS. The
   // values at rest in a key: what a read takes, or, when it takes
-  // everything, KEY_VALUES.
+  // everything, KEY_VALUES; and always what a state's value may be
+  // relative to at rest though it looks alike (ALWAYS: a font size for
+  // `em`, a direction for a logical side) and the custom properties the
+  // states' declarations use. When a read takes everything, the text too
+  // (a size under the state may follow it where at rest a minimum hid it).
   const KIND_TARGETS = 24, KINDS_MS = 150;
+  const ALWAYS = ['font-size', 'direction', 'writing-mode'];
   const KEY_VALUES = ['display', 'position', 'visibility', 'opacity', 'color', 'background-color', 'background-image',
     'border-top-color', 'border-top-width', 'outline-style', 'font-family', 'font-size', 'font-weight', 'line-height',
     'text-decoration-line', 'width', 'height', 'transform', 'box-shadow', 'content'];
@@ -497,11 +532,16 @@
         const el = L.els[i];
         const { targets: all, at } = plan(el, mask, KIND_TARGETS + 1);
         if (all.length > KIND_TARGETS) return i;
-        const values = at || KEY_VALUES.map(n => L.names.indexOf(n)).filter(k => k >= 0);
+        const index = names => names.map(n => L.names.indexOf(n)).filter(k => k >= 0);
+        const values = [...new Set([...(at || index(KEY_VALUES)), ...index(ALWAYS)])];
         const parts = [String(mask), at === null ? '*' : at.join(',')];
         for (let a = renderedParentOf(el); a; a = renderedParentOf(a)) parts.push(shape(a));
         parts.push('|');
-        for (const t of all) parts.push(shape(t[0]) + (t[1] || ''), read(t, values).join('\u0001'));
+        for (const t of all) {
+          const vars = [...L.vars].map(v => getComputedStyle(t[0], t[1]).getPropertyValue(v));
+          parts.push(shape(t[0]) + (t[1] || ''), read(t, values).join('\u0001'), vars.join('\u0001'));
+        }
+        if (at === null) parts.push(el.textContent);
         const key = parts.join('\u0002');
         if (!first.has(key)) first.set(key, i);
         return first.get(key);
