@@ -538,7 +538,8 @@
         for (let a = renderedParentOf(el); a; a = renderedParentOf(a)) parts.push(shape(a));
         parts.push('|');
         for (const t of all) {
-          const vars = [...L.vars].map(v => getComputedStyle(t[0], t[1]).getPropertyValue(v));
+          const style = L.vars.size ? getComputedStyle(t[0], t[1]) : null;
+          const vars = [...L.vars].map(v => style.getPropertyValue(v));
           parts.push(shape(t[0]) + (t[1] || ''), read(t, values).join('\u0001'), vars.join('\u0001'));
         }
         if (at === null) parts.push(el.textContent);
